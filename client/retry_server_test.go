@@ -1,0 +1,106 @@
+//go:build testserver_pending
+
+package client_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/momopay/momopay/client"
+	"github.com/momopay/momopay/internal/testserver"
+)
+
+func testDuplicateReference(t *testing.T, srv *testserver.Server) {
+	c, tr := newMerchant(t, srv)
+	ctx := context.Background()
+	p := payment(phoneNoAnswer)
+	first, err := c.CreateTransaction(ctx, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	again := p
+	again.Amount = 99000 // other parameters are ignored: the reference is the key
+	_, err = c.CreateTransaction(ctx, again)
+	e := apiError(t, err, client.ErrDuplicateReference, 409)
+	if e.ExistingTransactionID != first.ID {
+		t.Errorf("existing_transaction_id = %q, want %q", e.ExistingTransactionID, first.ID)
+	}
+	if n := len(tr.log()); n != 2 {
+		t.Errorf("%d requests, want 2: a 409 on the first attempt is the caller's", n)
+	}
+	got, err := c.GetTransaction(ctx, first.ID)
+	if err != nil || got.Amount != 2500 {
+		t.Errorf("stored transaction changed: %+v, %v", got, err)
+	}
+}
+
+func testRetryOnGatewayDown(t *testing.T, srv *testserver.Server) {
+	c, tr := newMerchant(t, srv)
+	ctx := context.Background()
+	p := payment(phoneUnavailable)
+	p.Operator = client.OperatorMoov // keep the simulated outage off AIRTEL's circuit breaker
+	start := time.Now()
+	_, err := c.CreateTransaction(ctx, p)
+	e := apiError(t, err, client.ErrGatewayUnavailable, 503)
+	if e.RetryAfter <= 0 {
+		t.Errorf("RetryAfter = %v, want the service's retry_after", e.RetryAfter)
+	}
+	want := []string{"POST /v1/transactions", "POST /v1/transactions", "POST /v1/transactions"}
+	if got := tr.log(); fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("requests = %v, want %v (1 + %d retries)", got, want, client.DefaultMaxRetries)
+	}
+	if d := time.Since(start); d < 100*time.Millisecond {
+		t.Errorf("retried after %v: the client did not wait between attempts", d)
+	}
+
+	// A 503 keeps nothing: the same reference works once the payer is reachable.
+	p.PhoneNumber = phoneSuccess
+	tx, err := c.CreateTransaction(ctx, p)
+	if err != nil || tx.Reference != p.Reference {
+		t.Fatalf("same reference after a 503: %+v, %v", tx, err)
+	}
+}
+
+func testRecoverLostCreate(t *testing.T, srv *testserver.Server) {
+	_, key := srv.NewMerchant(t)
+	tr := &transport{failNth: 1, afterRun: true}
+	c := newClient(srv, key, tr)
+	ctx := context.Background()
+	p := payment(phoneNoAnswer)
+	tx, err := c.CreateTransaction(ctx, p)
+	if err != nil {
+		t.Fatalf("CreateTransaction after a lost answer: %v", err)
+	}
+	want := []string{"POST /v1/transactions", "POST /v1/transactions", "GET /v1/transactions/" + tx.ID}
+	if got := tr.log(); fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("requests = %v, want %v", got, want)
+	}
+	l, err := c.ListTransactions(ctx, client.ListParams{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l.Pagination.Total != 1 || l.Data[0].ID != tx.ID || tx.Reference != p.Reference || tx.Amount != p.Amount {
+		t.Errorf("got %+v; list %+v: want the one transaction the lost attempt created", tx, l)
+	}
+}
+
+func testRetryMeetsOtherPayment(t *testing.T, srv *testserver.Server) {
+	_, key := srv.NewMerchant(t)
+	ctx := context.Background()
+	earlier := payment(phoneNoAnswer)
+	if _, err := newClient(srv, key, &transport{}).CreateTransaction(ctx, earlier); err != nil {
+		t.Fatal(err)
+	}
+	// The merchant reuses the reference for another amount, and its first
+	// attempt never reaches the server: the retry's 409 is not ours.
+	tr := &transport{failNth: 1}
+	reused := earlier
+	reused.Amount = 7000
+	_, err := newClient(srv, key, tr).CreateTransaction(ctx, reused)
+	e := apiError(t, err, client.ErrDuplicateReference, 409)
+	if e.ExistingTransactionID == "" {
+		t.Error("no existing_transaction_id")
+	}
+}

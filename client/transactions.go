@@ -1,0 +1,230 @@
+package client
+
+import (
+	"context"
+	"errors"
+	"iter"
+	"net/http"
+	"net/url"
+	"strconv"
+	"time"
+)
+
+// Status is where a transaction stands in its lifecycle (spec §3).
+type Status string
+
+// Transaction statuses. Only PENDING changes; the others are final.
+const (
+	// StatusPending: the payer has been asked and has not answered yet.
+	StatusPending Status = "PENDING"
+	// StatusSuccess: the payer confirmed and the money was collected.
+	StatusSuccess Status = "SUCCESS"
+	// StatusFailed: the payment was refused (balance, cancellation, operator).
+	StatusFailed Status = "FAILED"
+	// StatusTimeout: the payer did not answer within 5 minutes.
+	StatusTimeout Status = "TIMEOUT"
+	// StatusExpired: the operator expired the request; no webhook is sent,
+	// so poll transactions still PENDING after ExpiresAt to see it.
+	StatusExpired Status = "EXPIRED"
+)
+
+// Final reports whether s can no longer change, i.e. whether the order can
+// be settled on it.
+func (s Status) Final() bool { return s != StatusPending && s != "" }
+
+// Operator is the Mobile Money network that collects the payment.
+type Operator string
+
+// Supported operators.
+const (
+	OperatorAirtel Operator = "AIRTEL"
+	OperatorMoov   Operator = "MOOV"
+)
+
+// CurrencyXAF is the only currency the service accepts; CreateTransaction
+// fills it in when CreateTransactionParams.Currency is empty.
+const CurrencyXAF = "XAF"
+
+// Transaction is one payment request and its outcome.
+type Transaction struct {
+	ID          string   `json:"id"`
+	Reference   string   `json:"reference"`    // the merchant's order reference; unique per merchant
+	InternalRef string   `json:"internal_ref"` // "SERVICE-XXXXXXXX", quoted to the provider's support
+	Amount      int64    `json:"amount"`       // whole XAF; never a float
+	Currency    string   `json:"currency"`
+	Operator    Operator `json:"operator"`
+	PhoneNumber string   `json:"phone_number"`
+	// Description is nil when none was given. It is also nil in list
+	// results, which do not carry it (spec §2.1).
+	Description *string   `json:"description"`
+	Status      Status    `json:"status"`
+	CreatedAt   time.Time `json:"created_at"`
+	UpdatedAt   time.Time `json:"updated_at"`
+	// ExpiresAt is when a PENDING transaction runs out (5 minutes after
+	// creation). It is zero in list results; use GetTransaction to read it.
+	ExpiresAt time.Time `json:"expires_at,omitzero"`
+}
+
+// CreateTransactionParams describes a payment to request from a payer.
+type CreateTransactionParams struct {
+	// Reference is the merchant's unique order reference and the
+	// idempotency key: sending it again never creates a second payment.
+	Reference   string   `json:"reference"`
+	Amount      int64    `json:"amount"`   // whole XAF, at least 100
+	Currency    string   `json:"currency"` // empty means CurrencyXAF
+	Operator    Operator `json:"operator"`
+	PhoneNumber string   `json:"phone_number"`          // "+235" and 8 digits
+	Description string   `json:"description,omitempty"` // shown to the payer; at most 255 characters
+}
+
+// ListParams filters and pages ListTransactions. Zero values mean "not set",
+// leaving the service defaults (page 1, 20 per page, no filter).
+type ListParams struct {
+	Page     int
+	PerPage  int // at most 100
+	Status   Status
+	Operator Operator
+	From     time.Time // created at or after, inclusive
+	To       time.Time // created at or before, inclusive
+}
+
+// Pagination describes where a page sits in the whole result.
+type Pagination struct {
+	Page       int `json:"page"`
+	PerPage    int `json:"per_page"`
+	Total      int `json:"total"`
+	TotalPages int `json:"total_pages"`
+}
+
+// TransactionList is one page of transactions, newest first.
+type TransactionList struct {
+	Data       []Transaction `json:"data"`
+	Pagination Pagination    `json:"pagination"`
+}
+
+// CreateTransaction asks the payer to pay and returns the PENDING
+// transaction. The outcome arrives later by webhook (or GetTransaction).
+//
+// It is safe to repeat: if an attempt's answer is lost and the automatic
+// retry meets 409 DUPLICATE_REFERENCE, the transaction the lost attempt
+// created is fetched and returned, provided its amount, currency, operator
+// and phone number match p. A 409 on the first attempt is returned as an
+// *Error: the reference was used before. If you retry a call yourself after
+// an error, the same 409 tells you that your earlier call went through;
+// ExistingTransactionID names it.
+func (c *Client) CreateTransaction(ctx context.Context, p CreateTransactionParams) (*Transaction, error) {
+	if p.Currency == "" {
+		p.Currency = CurrencyXAF
+	}
+	var t Transaction
+	attempts, err := c.call(ctx, http.MethodPost, "/v1/transactions", nil, p, &t)
+	if err == nil {
+		return &t, nil
+	}
+	var dup *Error
+	if attempts < 2 || !errors.As(err, &dup) || dup.Code != CodeDuplicateReference || dup.ExistingTransactionID == "" {
+		return nil, err
+	}
+	existing, gerr := c.GetTransaction(ctx, dup.ExistingTransactionID)
+	if gerr != nil {
+		return nil, gerr
+	}
+	if !sameRequest(existing, p) {
+		// The reference belongs to an older, different payment: our lost
+		// attempt did not create it, so the conflict is the caller's.
+		return nil, err
+	}
+	return existing, nil
+}
+
+// sameRequest reports whether t is what p would have created, so a 409 met
+// on a retry is only resolved when it is our own earlier attempt.
+func sameRequest(t *Transaction, p CreateTransactionParams) bool {
+	return t.Reference == p.Reference && t.Amount == p.Amount && t.Currency == p.Currency &&
+		t.Operator == p.Operator && t.PhoneNumber == p.PhoneNumber
+}
+
+// GetTransaction reads one transaction with all its fields. It returns
+// ErrNotFound for an unknown id and for another merchant's transaction.
+func (c *Client) GetTransaction(ctx context.Context, id string) (*Transaction, error) {
+	if id == "" {
+		return nil, &Error{Code: CodeValidation, Message: "transaction id is empty",
+			Fields: map[string]string{"id": "required"}}
+	}
+	var t Transaction
+	if _, err := c.call(ctx, http.MethodGet, "/v1/transactions/"+url.PathEscape(id), nil, nil, &t); err != nil {
+		return nil, err
+	}
+	return &t, nil
+}
+
+// ListTransactions returns one page of the merchant's transactions, newest
+// first. To walk every page, use AllTransactions.
+func (c *Client) ListTransactions(ctx context.Context, p ListParams) (*TransactionList, error) {
+	var l TransactionList
+	if _, err := c.call(ctx, http.MethodGet, "/v1/transactions", p.query(), nil, &l); err != nil {
+		return nil, err
+	}
+	return &l, nil
+}
+
+// AllTransactions iterates over every transaction matching p, fetching pages
+// as the loop needs them, starting at p.Page (or 1). On an error it yields
+// the error once and stops.
+//
+// Pages are counted by offset, so a transaction created during the walk
+// shifts older ones onto the next page; the iterator skips ids it has
+// already yielded, so nothing is seen twice. It keeps those ids in memory:
+// for very long histories, narrow the walk with From and To.
+func (c *Client) AllTransactions(ctx context.Context, p ListParams) iter.Seq2[Transaction, error] {
+	return func(yield func(Transaction, error) bool) {
+		seen := make(map[string]struct{})
+		page := max(p.Page, 1)
+		for {
+			q := p
+			q.Page = page
+			l, err := c.ListTransactions(ctx, q)
+			if err != nil {
+				yield(Transaction{}, err)
+				return
+			}
+			for _, t := range l.Data {
+				if _, dup := seen[t.ID]; dup {
+					continue
+				}
+				seen[t.ID] = struct{}{}
+				if !yield(t, nil) {
+					return
+				}
+			}
+			if len(l.Data) == 0 || page >= l.Pagination.TotalPages {
+				return
+			}
+			page++
+		}
+	}
+}
+
+// query encodes the set fields; times go out as RFC 3339 in UTC.
+func (p ListParams) query() url.Values {
+	q := url.Values{}
+	if p.Page > 0 {
+		q.Set("page", strconv.Itoa(p.Page))
+	}
+	if p.PerPage > 0 {
+		q.Set("per_page", strconv.Itoa(p.PerPage))
+	}
+	if p.Status != "" {
+		q.Set("status", string(p.Status))
+	}
+	if p.Operator != "" {
+		q.Set("operator", string(p.Operator))
+	}
+	if !p.From.IsZero() {
+		q.Set("from", p.From.UTC().Format(time.RFC3339Nano))
+	}
+	if !p.To.IsZero() {
+		q.Set("to", p.To.UTC().Format(time.RFC3339Nano))
+	}
+	return q
+}

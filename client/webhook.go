@@ -1,0 +1,186 @@
+package client
+
+import (
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Event names (spec §6.1).
+const (
+	EventTransactionSuccess = "transaction.success"
+	EventTransactionFailed  = "transaction.failed"
+	EventTransactionTimeout = "transaction.timeout"
+	// EventTransactionTest is sent from the dashboard to check connectivity;
+	// its data is fictitious, so never settle an order on it.
+	EventTransactionTest = "transaction.test"
+)
+
+// DefaultWebhookTolerance is how far webhook-timestamp may be from the
+// receiver's clock, the Standard Webhooks default: wide enough for clock
+// skew, narrow enough that a captured delivery cannot be replayed later.
+const DefaultWebhookTolerance = 5 * time.Minute
+
+var (
+	// ErrInvalidSignature means the delivery was not signed with the secret:
+	// a header is missing or malformed, the body was altered, or the secret
+	// is wrong. Answer 401 and do not act on the body.
+	ErrInvalidSignature = errors.New("momopay: invalid webhook signature")
+	// ErrTimestampTooOld means a correctly signed delivery was signed longer
+	// ago than the tolerance: a replay, or a receiver clock far ahead.
+	ErrTimestampTooOld = errors.New("momopay: webhook timestamp too old")
+	// ErrTimestampTooNew means webhook-timestamp lies further in the future
+	// than the tolerance, usually a receiver clock far behind.
+	ErrTimestampTooNew = errors.New("momopay: webhook timestamp too new")
+)
+
+// Event is a verified webhook delivery.
+type Event struct {
+	Event     string    `json:"event"` // one of the Event… constants
+	Data      EventData `json:"data"`
+	Timestamp time.Time `json:"timestamp"`
+	// DeliveryID is X-Service-Delivery-Id (or webhook-id when that is
+	// absent): the same on every retry and manual re-send of one delivery,
+	// so it is the deduplication key.
+	DeliveryID string `json:"-"`
+	// Test is true for the dashboard's test event (fictitious data).
+	Test bool `json:"-"`
+}
+
+// EventData is the transaction an event is about (spec §6.2).
+type EventData struct {
+	ID          string    `json:"id"`
+	Reference   string    `json:"reference"`
+	InternalRef string    `json:"internal_ref"`
+	Amount      int64     `json:"amount"`
+	Currency    string    `json:"currency"`
+	Operator    Operator  `json:"operator"`
+	PhoneNumber string    `json:"phone_number"`
+	Description *string   `json:"description"`
+	Status      Status    `json:"status"`
+	CreatedAt   time.Time `json:"created_at,omitzero"`
+	UpdatedAt   time.Time `json:"updated_at,omitzero"`
+	// ConfirmedAt appears only in the test event, where it is always null.
+	ConfirmedAt *time.Time `json:"confirmed_at,omitempty"`
+}
+
+// VerifyWebhook authenticates a delivery and decodes it. body must be the
+// raw request bytes: the signature covers bytes, and re-encoding parsed JSON
+// changes them. See VerifyWebhookAt for what is checked.
+func VerifyWebhook(secret string, body []byte, h http.Header) (*Event, error) {
+	return VerifyWebhookAt(secret, body, h, time.Now(), DefaultWebhookTolerance)
+}
+
+// VerifyWebhookAt is VerifyWebhook with the clock and tolerance given, for
+// tests and for receivers that queue deliveries before verifying them.
+//
+// It always checks X-Service-Signature: "sha256=" and the hex HMAC-SHA256 of
+// the body keyed with the whole secret string. When the Standard Webhooks
+// headers (webhook-id, webhook-timestamp, webhook-signature) are present it
+// also checks one of the "v1," signatures over id.timestamp.body, keyed with
+// the base64-decoded part of the secret after "whsec_", and that the
+// timestamp is within tolerance of now (tolerance <= 0 means the default).
+// Those headers bind a time to the body, which is what stops replays;
+// X-Service-Signature alone does not, so the handler also dedupes.
+// Comparisons are constant-time.
+func VerifyWebhookAt(secret string, body []byte, h http.Header, now time.Time, tolerance time.Duration) (*Event, error) {
+	if secret == "" {
+		// An empty HMAC key is one anybody can sign with: a missing
+		// environment variable must not turn verification off.
+		return nil, fmt.Errorf("%w: no webhook secret configured", ErrInvalidSignature)
+	}
+	if err := verifyServiceSignature(secret, body, h.Get("X-Service-Signature")); err != nil {
+		return nil, err
+	}
+	id, ts, sigs := h.Get("webhook-id"), h.Get("webhook-timestamp"), h.Get("webhook-signature")
+	if id != "" || ts != "" || sigs != "" {
+		if tolerance <= 0 {
+			tolerance = DefaultWebhookTolerance
+		}
+		if err := verifyStandardWebhook(secret, body, id, ts, sigs, now, tolerance); err != nil {
+			return nil, err
+		}
+	}
+	var ev Event
+	if err := json.Unmarshal(body, &ev); err != nil {
+		return nil, fmt.Errorf("momopay: decoding a correctly signed webhook: %w", err)
+	}
+	ev.DeliveryID = h.Get("X-Service-Delivery-Id")
+	if ev.DeliveryID == "" {
+		ev.DeliveryID = id // momopay sends the same value in both headers
+	}
+	ev.Test = h.Get("X-Service-Test") == "true" || ev.Event == EventTransactionTest
+	return &ev, nil
+}
+
+// verifyServiceSignature checks the contract's signature (spec §6.4).
+func verifyServiceSignature(secret string, body []byte, header string) error {
+	if header == "" {
+		return fmt.Errorf("%w: missing X-Service-Signature header", ErrInvalidSignature)
+	}
+	hexSum, ok := strings.CutPrefix(header, "sha256=")
+	if !ok {
+		return fmt.Errorf("%w: X-Service-Signature does not start with sha256=", ErrInvalidSignature)
+	}
+	got, err := hex.DecodeString(hexSum)
+	if err != nil {
+		return fmt.Errorf("%w: X-Service-Signature is not hexadecimal", ErrInvalidSignature)
+	}
+	mac := hmac.New(sha256.New, []byte(secret))
+	mac.Write(body)
+	if !hmac.Equal(got, mac.Sum(nil)) {
+		return fmt.Errorf("%w: X-Service-Signature does not match the body", ErrInvalidSignature)
+	}
+	return nil
+}
+
+// verifyStandardWebhook checks the Standard Webhooks signature and the
+// timestamp it signs (https://www.standardwebhooks.com).
+func verifyStandardWebhook(secret string, body []byte, id, ts, sigs string, now time.Time, tolerance time.Duration) error {
+	if id == "" || ts == "" || sigs == "" {
+		return fmt.Errorf("%w: webhook-id, webhook-timestamp and webhook-signature must come together", ErrInvalidSignature)
+	}
+	sec, err := strconv.ParseInt(ts, 10, 64)
+	if err != nil {
+		return fmt.Errorf("%w: webhook-timestamp is not a Unix time", ErrInvalidSignature)
+	}
+	key, err := base64.StdEncoding.DecodeString(strings.TrimPrefix(secret, "whsec_"))
+	if err != nil {
+		return fmt.Errorf("%w: the secret is not of the form whsec_<base64>", ErrInvalidSignature)
+	}
+	mac := hmac.New(sha256.New, key)
+	mac.Write([]byte(id + "." + ts + "."))
+	mac.Write(body)
+	want := mac.Sum(nil)
+	matched := false
+	for _, s := range strings.Fields(sigs) {
+		version, b64, ok := strings.Cut(s, ",")
+		if !ok || version != "v1" {
+			continue // other schemes (e.g. v1a) are not ours to check
+		}
+		got, err := base64.StdEncoding.DecodeString(b64)
+		if err == nil && hmac.Equal(got, want) {
+			matched = true
+		}
+	}
+	if !matched {
+		return fmt.Errorf("%w: no webhook-signature matches", ErrInvalidSignature)
+	}
+	// Checked after the signature, so a stale error means "authentic but old".
+	signedAt := time.Unix(sec, 0)
+	switch {
+	case now.Sub(signedAt) > tolerance:
+		return fmt.Errorf("%w: signed at %s", ErrTimestampTooOld, signedAt.UTC().Format(time.RFC3339))
+	case signedAt.Sub(now) > tolerance:
+		return fmt.Errorf("%w: signed at %s", ErrTimestampTooNew, signedAt.UTC().Format(time.RFC3339))
+	}
+	return nil
+}

@@ -1,0 +1,121 @@
+package api
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+)
+
+type ctxKey int
+
+const (
+	ctxRequestID ctxKey = iota
+	ctxMerchantID
+)
+
+func requestID(ctx context.Context) string {
+	id, _ := ctx.Value(ctxRequestID).(string)
+	return id
+}
+
+func merchantID(ctx context.Context) string {
+	id, _ := ctx.Value(ctxMerchantID).(string)
+	return id
+}
+
+func itoa(n int) string { return strconv.Itoa(n) }
+
+// acceptableRequestID bounds a caller-chosen X-Request-Id, so that logs
+// cannot be flooded or forged with control characters.
+var acceptableRequestID = regexp.MustCompile(`^[A-Za-z0-9._:-]{1,64}$`)
+
+// statusRecorder remembers the status for the access log.
+type statusRecorder struct {
+	http.ResponseWriter
+	status int
+}
+
+func (s *statusRecorder) WriteHeader(code int) {
+	if s.status == 0 {
+		s.status = code
+	}
+	s.ResponseWriter.WriteHeader(code)
+}
+
+func (s *statusRecorder) Write(b []byte) (int, error) {
+	if s.status == 0 {
+		s.status = http.StatusOK
+	}
+	return s.ResponseWriter.Write(b)
+}
+
+// withRequest gives every request an id (the caller's X-Request-Id when it
+// is sane), echoes it, turns panics into INTERNAL_ERROR, and logs one line
+// per request. The Authorization header is never logged.
+func withRequest(log *slog.Logger, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		id := r.Header.Get("X-Request-Id")
+		if !acceptableRequestID.MatchString(id) {
+			id = uuid.NewString()
+		}
+		w.Header().Set("X-Request-Id", id)
+		r = r.WithContext(context.WithValue(r.Context(), ctxRequestID, id))
+		rec := &statusRecorder{ResponseWriter: w}
+		start := time.Now()
+		defer func() {
+			if p := recover(); p != nil {
+				if p == http.ErrAbortHandler {
+					panic(p)
+				}
+				log.Error("panic in handler", "request_id", id, "panic", p)
+				if rec.status == 0 {
+					writeProblem(rec, http.StatusInternalServerError, codeInternal, "an internal error occurred; quote the X-Request-Id header when reporting it")
+				}
+			}
+			log.Info("request", "request_id", id, "method", r.Method, "path", r.URL.Path,
+				"status", rec.status, "duration_ms", time.Since(start).Milliseconds(), "merchant_id", merchantID(r.Context()))
+		}()
+		next.ServeHTTP(rec, r)
+	})
+}
+
+// KeyAuthenticator resolves an API key to its merchant ("" when the key is
+// unknown or revoked).
+type KeyAuthenticator interface {
+	Authenticate(ctx context.Context, key string, now time.Time) (string, error)
+}
+
+// requireKey admits requests carrying a live API key (contract §5) and
+// applies the per-key rate limit.
+func (s *Server) requireKey(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		scheme, key, ok := strings.Cut(r.Header.Get("Authorization"), " ")
+		if !ok || !strings.EqualFold(scheme, "Bearer") || strings.TrimSpace(key) == "" {
+			writeProblem(w, http.StatusUnauthorized, codeUnauthorized, "missing API key: send Authorization: Bearer <API_KEY>")
+			return
+		}
+		merchant, err := s.keys.Authenticate(r.Context(), strings.TrimSpace(key), s.now())
+		if err != nil {
+			writeError(w, r, s.log, err)
+			return
+		}
+		if merchant == "" {
+			writeProblem(w, http.StatusUnauthorized, codeUnauthorized, "invalid or revoked API key")
+			return
+		}
+		if wait, ok := s.limiter.allow(merchant, s.now()); !ok {
+			body := errorBody{Error: errorObject{Code: codeRateLimited, Status: http.StatusTooManyRequests,
+				Message: "too many requests for this API key; retry after retry_after seconds"}}
+			body.Error.RetryAfter = retryAfterSeconds(w, wait.Seconds())
+			writeJSON(w, http.StatusTooManyRequests, body)
+			return
+		}
+		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), ctxMerchantID, merchant)))
+	})
+}

@@ -1,0 +1,78 @@
+package api
+
+import (
+	_ "embed"
+	"log/slog"
+	"net/http"
+	"time"
+)
+
+//go:embed openapi.json
+var openAPIDocument []byte
+
+// Server is the HTTP surface of momopay.
+type Server struct {
+	payments Payments
+	keys     KeyAuthenticator
+	limiter  *limiter
+	now      func() time.Time
+	log      *slog.Logger
+}
+
+// Config carries the Server's collaborators.
+type Config struct {
+	Payments  Payments
+	Keys      KeyAuthenticator
+	RateLimit RateLimit
+	Now       func() time.Time
+	Logger    *slog.Logger
+}
+
+// NewServer builds the HTTP handler of the whole service.
+func NewServer(cfg Config) *Server {
+	return &Server{payments: cfg.Payments, keys: cfg.Keys, limiter: newLimiter(cfg.RateLimit), now: cfg.Now, log: cfg.Logger}
+}
+
+// Handler returns the routes table wrapped in the common middleware.
+//
+// Every route of the service is listed here. A method-less pattern beside
+// the method-specific ones answers other methods with 405 in the contract's
+// envelope, and "/" answers unknown paths with 404.
+func (s *Server) Handler() http.Handler {
+	mux := http.NewServeMux()
+	mux.Handle("POST /v1/transactions", s.requireKey(s.handleCreateTransaction()))
+	mux.Handle("GET /v1/transactions", s.requireKey(s.handleListTransactions()))
+	mux.Handle("/v1/transactions", methodNotAllowed("GET, POST"))
+	mux.Handle("GET /v1/transactions/{id}", s.requireKey(s.handleGetTransaction()))
+	mux.Handle("/v1/transactions/{id}", methodNotAllowed("GET"))
+	mux.Handle("GET /v1/openapi.json", handleOpenAPI())
+	mux.Handle("GET /healthz", handleHealth())
+	mux.Handle("/", notFound())
+	return withRequest(s.log, mux)
+}
+
+func methodNotAllowed(allow string) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Allow", allow)
+		writeProblem(w, http.StatusMethodNotAllowed, codeMethodNotAllow, r.Method+" is not allowed here; use "+allow)
+	})
+}
+
+func notFound() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		writeProblem(w, http.StatusNotFound, codeNotFound, "no such endpoint")
+	})
+}
+
+func handleOpenAPI() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.Write(openAPIDocument)
+	})
+}
+
+func handleHealth() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+	})
+}

@@ -1,0 +1,194 @@
+package app
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/riverqueue/river"
+
+	"github.com/momopay/momopay/internal/api"
+	"github.com/momopay/momopay/internal/jobs"
+	"github.com/momopay/momopay/internal/operator"
+	"github.com/momopay/momopay/internal/operator/sandbox"
+	"github.com/momopay/momopay/internal/payment"
+	"github.com/momopay/momopay/internal/store"
+)
+
+// Modes of operation (DESIGN.md §4).
+const (
+	ModeSandbox = "sandbox"
+	ModeLive    = "live"
+)
+
+// Config is everything that varies between deployments and tests.
+type Config struct {
+	DatabaseURL string
+	Mode        string
+	// PendingTTL is the PENDING window; only sandbox mode may shorten it.
+	PendingTTL time.Duration
+	// JobPollInterval bounds how late a due background job starts.
+	JobPollInterval time.Duration
+	RateLimit       api.RateLimit
+	Now             func() time.Time
+	Logger          *slog.Logger
+}
+
+func (c *Config) defaults() error {
+	if c.Mode == "" {
+		c.Mode = ModeSandbox
+	}
+	if c.Mode != ModeSandbox && c.Mode != ModeLive {
+		return fmt.Errorf("unknown mode %q: use sandbox or live", c.Mode)
+	}
+	if c.Mode == ModeLive {
+		// The Airtel and Moov adapters are not built yet; refusing to start
+		// beats taking real merchants' payments through a simulator.
+		return errors.New("live mode needs the Airtel and Moov adapters, which this build does not have yet")
+	}
+	if c.PendingTTL == 0 {
+		c.PendingTTL = payment.DefaultPendingTTL
+	}
+	if c.PendingTTL < time.Second || c.PendingTTL > payment.DefaultPendingTTL {
+		return fmt.Errorf("pending TTL must be between 1s and %s", payment.DefaultPendingTTL)
+	}
+	if c.JobPollInterval == 0 {
+		c.JobPollInterval = time.Second
+	}
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+	return nil
+}
+
+// App is a wired momopay: stores, services, jobs and the HTTP handler.
+type App struct {
+	cfg          Config
+	DB           *store.DB
+	Jobs         *river.Client[*sql.Tx]
+	Merchants    *store.Merchants
+	APIKeys      *store.APIKeys
+	Transactions *store.Transactions
+	Cases        *store.ReconciliationCases
+	Payments     *payment.Service
+	Handler      http.Handler
+}
+
+// Open connects to the database, applies migrations and wires everything.
+// Nothing runs in the background until Serve.
+func Open(ctx context.Context, cfg Config) (*App, error) {
+	if err := cfg.defaults(); err != nil {
+		return nil, err
+	}
+	db, err := store.Open(ctx, cfg.DatabaseURL)
+	if err != nil {
+		return nil, err
+	}
+	a := &App{cfg: cfg, DB: db}
+	if err := a.wire(ctx); err != nil {
+		db.Close()
+		return nil, err
+	}
+	return a, nil
+}
+
+func (a *App) wire(ctx context.Context) error {
+	cfg, db := a.cfg, a.DB
+	if err := db.Migrate(ctx); err != nil {
+		return err
+	}
+	sqlite := db.Dialect == store.SQLite
+	if err := jobs.Migrate(ctx, db.DB, sqlite); err != nil {
+		return fmt.Errorf("migrate jobs: %w", err)
+	}
+	handlers := &jobs.Handlers{}
+	client, err := jobs.NewClient(db.DB, sqlite, handlers, jobs.Config{
+		PollInterval: cfg.JobPollInterval, WebhookWorkers: 20, Logger: quiet(cfg.Logger),
+	})
+	if err != nil {
+		return err
+	}
+	a.Jobs = client
+	a.Merchants = store.NewMerchants(db)
+	a.APIKeys = store.NewAPIKeys(db)
+	a.Transactions = store.NewTransactions(db, client)
+	a.Cases = store.NewReconciliationCases(db)
+
+	operators := map[payment.Operator]operator.Operator{}
+	for _, code := range payment.Operators {
+		sb := sandbox.New(string(code), cfg.Now, a.sandboxCallback, cfg.Logger)
+		operators[code] = operator.WithBreaker(string(code), sb, operator.DefaultBreakerSettings)
+	}
+	a.Payments = payment.NewService(a.Transactions, operators, cfg.Now, cfg.PendingTTL, cfg.Logger)
+	handlers.Payments = a.Payments
+
+	a.Handler = api.NewServer(api.Config{
+		Payments: a.Payments, Keys: a.APIKeys, RateLimit: cfg.RateLimit, Now: cfg.Now, Logger: cfg.Logger,
+	}).Handler()
+	return nil
+}
+
+// sandboxCallback plays the operator's callback into the service, as the
+// api's callback route will for Airtel.
+func (a *App) sandboxCallback(ctx context.Context, ref string, o operator.Outcome) {
+	if err := a.Payments.SettleByRef(ctx, ref, o, payment.SourceCallback); err != nil {
+		a.cfg.Logger.Error("sandbox callback failed; polling will settle", "internal_ref", ref, "err", err)
+	}
+}
+
+// quiet keeps River's own info chatter out of the service log.
+func quiet(l *slog.Logger) *slog.Logger {
+	return slog.New(leveled{l.Handler(), slog.LevelWarn})
+}
+
+type leveled struct {
+	slog.Handler
+	min slog.Level
+}
+
+func (h leveled) Enabled(ctx context.Context, l slog.Level) bool {
+	return l >= h.min && h.Handler.Enabled(ctx, l)
+}
+
+// Close releases the database.
+func (a *App) Close() error { return a.DB.Close() }
+
+// Serve runs the HTTP server on ln and the background workers until ctx
+// ends, then drains both.
+func (a *App) Serve(ctx context.Context, ln net.Listener) error {
+	if err := a.Jobs.Start(context.WithoutCancel(ctx)); err != nil {
+		return fmt.Errorf("start jobs: %w", err)
+	}
+	srv := &http.Server{
+		Handler:           a.Handler,
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       30 * time.Second,
+		WriteTimeout:      30 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+		MaxHeaderBytes:    16 << 10,
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+
+	var err error
+	select {
+	case <-ctx.Done():
+	case err = <-errc:
+	}
+	shutdown, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	srv.Shutdown(shutdown)
+	a.Jobs.Stop(shutdown)
+	if errors.Is(err, http.ErrServerClosed) {
+		err = nil
+	}
+	return err
+}

@@ -1,0 +1,189 @@
+// Package jobs is momopay's durable background work: status polls, expiry
+// checks and webhook attempts, kept as River jobs in the same database as
+// the rows that cause them, so a job is inserted in the same transaction as
+// its cause and survives any process crash.
+//
+// It holds no business rules: each worker calls one method of the domain and
+// turns its answer into River's vocabulary (done, snooze, retry).
+package jobs
+
+import (
+	"context"
+	"database/sql"
+	"log/slog"
+	"time"
+
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/riverdriver"
+	"github.com/riverqueue/river/riverdriver/riverdatabasesql"
+	"github.com/riverqueue/river/riverdriver/riversqlite"
+	"github.com/riverqueue/river/rivermigrate"
+	"github.com/riverqueue/river/rivertype"
+)
+
+// Inserter inserts a job inside the caller's database transaction.
+// *river.Client[*sql.Tx] implements it.
+type Inserter interface {
+	InsertTx(ctx context.Context, tx *sql.Tx, args river.JobArgs, opts *river.InsertOpts) (*rivertype.JobInsertResult, error)
+}
+
+// PollPayment asks the operator where a PENDING transaction stands.
+type PollPayment struct {
+	MerchantID    string `json:"merchant_id"`
+	TransactionID string `json:"transaction_id"`
+}
+
+// Kind implements river.JobArgs.
+func (PollPayment) Kind() string { return "payment_poll" }
+
+// ExpirePayment ends a transaction that is still PENDING at expires_at.
+type ExpirePayment struct {
+	MerchantID    string `json:"merchant_id"`
+	TransactionID string `json:"transaction_id"`
+}
+
+// Kind implements river.JobArgs.
+func (ExpirePayment) Kind() string { return "payment_expire" }
+
+// DeliverWebhook makes the next attempt of one webhook delivery.
+type DeliverWebhook struct {
+	MerchantID string `json:"merchant_id"`
+	DeliveryID string `json:"delivery_id"`
+}
+
+// Kind implements river.JobArgs.
+func (DeliverWebhook) Kind() string { return "webhook_deliver" }
+
+// Payments is what the payment workers need from payment.Service. Each
+// returns how long to wait before the next run, or 0 when the job is done.
+type Payments interface {
+	Poll(ctx context.Context, merchantID, id string) (time.Duration, error)
+	Expire(ctx context.Context, merchantID, id string) (time.Duration, error)
+}
+
+// Deliveries is what the webhook worker needs from the webhook package.
+type Deliveries interface {
+	Attempt(ctx context.Context, merchantID, deliveryID string) (time.Duration, error)
+}
+
+// Handlers are the domain services the workers call. They are filled in
+// after the River client exists, because the services themselves need the
+// client to insert jobs.
+type Handlers struct {
+	Payments   Payments
+	Deliveries Deliveries
+}
+
+// Queue names. Webhook attempts have their own queue so that slow merchant
+// endpoints never delay payment polls and expiries.
+const (
+	QueuePayments = "payments"
+	QueueWebhooks = "webhooks"
+)
+
+// Config tunes the job client.
+type Config struct {
+	// PollInterval is how often an idle worker looks for due jobs; SQLite
+	// has no LISTEN/NOTIFY, so this bounds how late a job can start.
+	PollInterval time.Duration
+	// WebhookWorkers bounds concurrent webhook attempts per process.
+	WebhookWorkers int
+	Logger         *slog.Logger
+}
+
+// driverFor returns River's driver for the engine behind db.
+func driverFor(db *sql.DB, sqlite bool) riverdriver.Driver[*sql.Tx] {
+	if sqlite {
+		return riversqlite.New(db)
+	}
+	return riverdatabasesql.New(db)
+}
+
+// Migrate creates or updates River's own tables.
+func Migrate(ctx context.Context, db *sql.DB, sqlite bool) error {
+	m, err := rivermigrate.New(driverFor(db, sqlite), nil)
+	if err != nil {
+		return err
+	}
+	_, err = m.Migrate(ctx, rivermigrate.DirectionUp, nil)
+	return err
+}
+
+// NewClient builds the River client that inserts and works momopay's jobs.
+func NewClient(db *sql.DB, sqlite bool, h *Handlers, cfg Config) (*river.Client[*sql.Tx], error) {
+	workers := river.NewWorkers()
+	river.AddWorker(workers, &pollWorker{h: h})
+	river.AddWorker(workers, &expireWorker{h: h})
+	river.AddWorker(workers, &deliverWorker{h: h})
+	return river.NewClient(driverFor(db, sqlite), &river.Config{
+		Queues: map[string]river.QueueConfig{
+			QueuePayments: {MaxWorkers: 10},
+			QueueWebhooks: {MaxWorkers: max(cfg.WebhookWorkers, 1)},
+		},
+		Workers:           workers,
+		FetchCooldown:     min(cfg.PollInterval, river.FetchCooldownDefault),
+		FetchPollInterval: cfg.PollInterval,
+		// Failures here are infrastructure trouble (database down): keep
+		// retrying with River's backoff rather than drop a payment.
+		MaxAttempts: 100,
+		JobTimeout:  time.Minute,
+		Logger:      cfg.Logger,
+	})
+}
+
+// snoozeOrDone turns a worker's answer into River's.
+func snoozeOrDone(next time.Duration, err error) error {
+	if err != nil {
+		return err
+	}
+	if next > 0 {
+		return river.JobSnooze(next)
+	}
+	return nil
+}
+
+type pollWorker struct {
+	river.WorkerDefaults[PollPayment]
+	h *Handlers
+}
+
+func (w *pollWorker) Work(ctx context.Context, j *river.Job[PollPayment]) error {
+	return snoozeOrDone(w.h.Payments.Poll(ctx, j.Args.MerchantID, j.Args.TransactionID))
+}
+
+type expireWorker struct {
+	river.WorkerDefaults[ExpirePayment]
+	h *Handlers
+}
+
+func (w *expireWorker) Work(ctx context.Context, j *river.Job[ExpirePayment]) error {
+	return snoozeOrDone(w.h.Payments.Expire(ctx, j.Args.MerchantID, j.Args.TransactionID))
+}
+
+type deliverWorker struct {
+	river.WorkerDefaults[DeliverWebhook]
+	h *Handlers
+}
+
+func (w *deliverWorker) Work(ctx context.Context, j *river.Job[DeliverWebhook]) error {
+	return snoozeOrDone(w.h.Deliveries.Attempt(ctx, j.Args.MerchantID, j.Args.DeliveryID))
+}
+
+// ScheduleLifecycle inserts, inside tx, the first status poll and the expiry
+// check of a new transaction.
+func ScheduleLifecycle(ctx context.Context, ins Inserter, tx *sql.Tx, merchantID, id string, firstPoll, expiresAt time.Time) error {
+	if _, err := ins.InsertTx(ctx, tx, PollPayment{MerchantID: merchantID, TransactionID: id},
+		&river.InsertOpts{Queue: QueuePayments, ScheduledAt: firstPoll}); err != nil {
+		return err
+	}
+	_, err := ins.InsertTx(ctx, tx, ExpirePayment{MerchantID: merchantID, TransactionID: id},
+		&river.InsertOpts{Queue: QueuePayments, ScheduledAt: expiresAt})
+	return err
+}
+
+// ScheduleDelivery inserts, inside tx, the first attempt of a delivery.
+func ScheduleDelivery(ctx context.Context, ins Inserter, tx *sql.Tx, merchantID, deliveryID string, at time.Time) error {
+	_, err := ins.InsertTx(ctx, tx, DeliverWebhook{MerchantID: merchantID, DeliveryID: deliveryID},
+		&river.InsertOpts{Queue: QueueWebhooks, ScheduledAt: at})
+	return err
+}

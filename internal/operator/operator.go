@@ -1,0 +1,82 @@
+// Package operator defines what momopay needs from a Mobile Money operator
+// and the adapters that provide it: sandbox (simulated), and later Airtel and
+// Moov. It must not touch the database: it only talks to operators.
+//
+// The interface is shaped by what the real operators offer
+// (shared/reference/operators.md): both take a USSD push and answer a status
+// enquiry by our own transaction id; Airtel also sends callbacks, which reach
+// payment.Service.Settle through the api package, so they need no method here.
+package operator
+
+import (
+	"context"
+	"errors"
+	"time"
+)
+
+// Payment is what an operator is told about, and asked about, a payment.
+// Ref is our internal_ref: operators key their records on the caller's id
+// (Airtel transaction.id, Moov externaldata1), so a status enquiry works even
+// when the answer to the push was lost.
+type Payment struct {
+	Ref         string
+	Amount      int64
+	PhoneNumber string
+	Description string
+	// RequestedAt is when the payment was created; the sandbox derives its
+	// simulated payer's behaviour from it, so it needs no state of its own.
+	RequestedAt time.Time
+}
+
+// State is an operator's view of a payment.
+type State string
+
+// The states an operator can report. Pending covers "in progress",
+// "ambiguous" and unknown codes: keep asking, never guess.
+const (
+	Pending   State = "PENDING"
+	Succeeded State = "SUCCEEDED"
+	Failed    State = "FAILED"
+	Expired   State = "EXPIRED"
+)
+
+// Outcome is an operator's answer about a payment.
+type Outcome struct {
+	State State
+	// Detail is the operator's own code or message, kept for reconciliation.
+	Detail string
+}
+
+// Operator is one Mobile Money operator.
+type Operator interface {
+	// RequestPayment sends the payment request (USSD push) to the payer.
+	// An error wrapping ErrUnavailable means the operator certainly did not
+	// take the request; any other error is ambiguous (it may have).
+	RequestPayment(ctx context.Context, p Payment) error
+	// PaymentStatus asks the operator where the payment stands.
+	PaymentStatus(ctx context.Context, p Payment) (Outcome, error)
+}
+
+// ErrUnavailable marks a push the operator refused to take (down, 5xx,
+// circuit open): nothing happened, so the caller may keep nothing.
+var ErrUnavailable = errors.New("operator unavailable")
+
+// UnavailableError is ErrUnavailable with the delay after which trying again
+// makes sense.
+type UnavailableError struct {
+	RetryAfter time.Duration
+	Cause      error
+}
+
+func (e *UnavailableError) Error() string {
+	if e.Cause != nil {
+		return "operator unavailable: " + e.Cause.Error()
+	}
+	return "operator unavailable"
+}
+
+// Is makes errors.Is(err, ErrUnavailable) true.
+func (e *UnavailableError) Is(target error) bool { return target == ErrUnavailable }
+
+// Unwrap returns the cause.
+func (e *UnavailableError) Unwrap() error { return e.Cause }

@@ -1,0 +1,146 @@
+package payment
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/momopay/momopay/internal/operator"
+)
+
+// Sources of an outcome, recorded with reconciliation cases.
+const (
+	SourceCallback = "callback"
+	SourcePoll     = "poll"
+	SourceExpiry   = "expiry"
+	SourceSandbox  = "sandbox"
+)
+
+// statusOf maps an operator's final state to ours; ok is false while the
+// operator has no outcome yet.
+func statusOf(st operator.State) (Status, bool) {
+	switch st {
+	case operator.Succeeded:
+		return StatusSuccess, true
+	case operator.Failed:
+		return StatusFailed, true
+	case operator.Expired:
+		return StatusExpired, true
+	}
+	return "", false
+}
+
+// Settle records a final outcome for a transaction. Only the first outcome
+// wins; a different, later one becomes a ReconciliationCase. It reports
+// whether this call made the transition.
+func (s *Service) Settle(ctx context.Context, merchantID, id string, to Status, source, detail string) (*Transaction, bool, error) {
+	if !to.Final() {
+		return nil, false, Errorf(EINVALID, "cannot settle into %q", to)
+	}
+	t, changed, err := s.store.Settle(ctx, Settlement{
+		MerchantID: merchantID, TransactionID: id, To: to,
+		At: s.now().UTC().Truncate(time.Microsecond), Source: source, Detail: detail,
+	})
+	if err != nil {
+		return nil, false, err
+	}
+	switch {
+	case changed:
+		s.log.Info("transaction settled", "transaction_id", id, "status", to, "source", source)
+	case t.Status != to:
+		s.log.Warn("late operator outcome recorded for reconciliation", "transaction_id", id, "final", t.Status, "reported", to, "source", source)
+	}
+	return t, changed, nil
+}
+
+// SettleByRef settles from an operator callback, which names the payment by
+// our internal_ref only.
+func (s *Service) SettleByRef(ctx context.Context, ref string, o operator.Outcome, source string) error {
+	to, final := statusOf(o.State)
+	if !final {
+		return nil
+	}
+	t, err := s.store.TransactionByInternalRef(ctx, ref)
+	if err != nil {
+		return err
+	}
+	_, _, err = s.Settle(ctx, t.MerchantID, t.ID, to, source, o.Detail)
+	return err
+}
+
+// Poll asks the operator where a PENDING transaction stands and settles it
+// when the operator knows. It returns how long to wait before asking again,
+// or 0 when polling is over: the transaction is final, or its expiry check
+// (Expire) takes over.
+func (s *Service) Poll(ctx context.Context, merchantID, id string) (time.Duration, error) {
+	t, err := s.store.Transaction(ctx, merchantID, id)
+	if errors.Is(err, ErrNotFound) {
+		return 0, nil // refused at creation and forgotten
+	}
+	if err != nil {
+		return 0, err
+	}
+	if t.Status.Final() {
+		return 0, nil
+	}
+	now := s.now()
+	if !now.Before(t.ExpiresAt) {
+		return 0, nil
+	}
+	o, err := s.operators[t.Operator].PaymentStatus(ctx, operatorPayment(t))
+	if err != nil {
+		s.log.Warn("status poll failed; will ask again", "transaction_id", id, "err", err)
+	} else if to, final := statusOf(o.State); final && to != StatusExpired {
+		// The operator's own expiry is acted on at expires_at only, so that
+		// EXPIRED always means "still PENDING after expires_at" (contract §3).
+		_, _, err := s.Settle(ctx, merchantID, id, to, SourcePoll, o.Detail)
+		return 0, err
+	}
+	next := pollDelay(now.Sub(t.CreatedAt))
+	if left := t.ExpiresAt.Sub(now); next > left {
+		return 0, nil
+	}
+	return next, nil
+}
+
+// pollDelay backs off as a payment ages: payers usually answer within
+// seconds, and later polls mostly catch lost callbacks.
+func pollDelay(age time.Duration) time.Duration {
+	switch {
+	case age < 30*time.Second:
+		return 3 * time.Second
+	case age < 2*time.Minute:
+		return 10 * time.Second
+	default:
+		return 30 * time.Second
+	}
+}
+
+// Expire runs at expires_at: it asks the operator once more; an outcome
+// wins, the operator's own expiry gives EXPIRED, and anything else TIMEOUT.
+// It returns a positive delay when called too early.
+func (s *Service) Expire(ctx context.Context, merchantID, id string) (time.Duration, error) {
+	t, err := s.store.Transaction(ctx, merchantID, id)
+	if errors.Is(err, ErrNotFound) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, err
+	}
+	if t.Status.Final() {
+		return 0, nil
+	}
+	if early := t.ExpiresAt.Sub(s.now()); early > 0 {
+		return early, nil
+	}
+	to, detail := StatusTimeout, "no answer before expires_at"
+	o, err := s.operators[t.Operator].PaymentStatus(ctx, operatorPayment(t))
+	if err != nil {
+		detail = fmt.Sprintf("last status enquiry failed: %v", err)
+	} else if st, final := statusOf(o.State); final {
+		to, detail = st, o.Detail
+	}
+	_, _, err = s.Settle(ctx, merchantID, id, to, SourceExpiry, detail)
+	return 0, err
+}

@@ -1,0 +1,99 @@
+package payment
+
+import (
+	"regexp"
+	"unicode/utf8"
+)
+
+// Limits of the contract (§8) and of DESIGN.md §4.
+const (
+	MinAmount            = 100
+	MaxDescriptionLength = 255
+	MaxReferenceLength   = 64
+)
+
+var (
+	referencePattern    = regexp.MustCompile(`^[A-Za-z0-9._:/-]+$`)
+	phonePattern        = regexp.MustCompile(`^\+235[0-9]{8}$`)
+	operatorCodePattern = regexp.MustCompile(`^[A-Z][A-Z0-9_]{0,31}$`)
+)
+
+// CreateRequest is a merchant's request to initiate a payment. The api
+// package fills it from JSON and records in Problems the fields it could not
+// even read (missing, wrong JSON type, decimal amount), so that Validate can
+// report every bad field at once.
+type CreateRequest struct {
+	Reference   string
+	Amount      int64
+	Currency    string
+	Operator    string
+	PhoneNumber string
+	Description *string
+
+	// Problems holds form errors found while decoding, by field name.
+	Problems map[string]string
+}
+
+// Validate applies the contract's rules and DESIGN.md's 400/422 split: form
+// problems (EINVALID) win over value problems (EUNPROCESSABLE), and either
+// way every bad field is named.
+func (r *CreateRequest) Validate() error {
+	form := map[string]string{}
+	for k, v := range r.Problems {
+		form[k] = v
+	}
+	value := map[string]string{}
+	check := func(field string, bad bool, msg string, into map[string]string) {
+		if _, seen := form[field]; seen || !bad {
+			return
+		}
+		into[field] = msg
+	}
+
+	check("reference", r.Reference == "", "must not be empty", form)
+	check("reference", utf8.RuneCountInString(r.Reference) > MaxReferenceLength, "must be at most 64 characters", form)
+	check("reference", !referencePattern.MatchString(r.Reference), "may contain only letters, digits and . _ : / -", form)
+	check("currency", r.Currency != Currency, "must be XAF", form)
+	check("phone_number", !phonePattern.MatchString(r.PhoneNumber), "must be +235 followed by 8 digits", form)
+	check("operator", !operatorCodePattern.MatchString(r.Operator), "must be an upper-case operator code: AIRTEL or MOOV", form)
+	check("operator", !Operator(r.Operator).Valid(), "unsupported operator: use AIRTEL or MOOV", value)
+	if r.Description != nil {
+		check("description", utf8.RuneCountInString(*r.Description) > MaxDescriptionLength, "must be at most 255 characters", form)
+	}
+	check("amount", r.Amount < MinAmount, "must be at least 100 XAF", value)
+
+	switch {
+	case len(form) > 0:
+		for k, v := range value {
+			form[k] = v
+		}
+		return &Error{Code: EINVALID, Message: "the request has invalid parameters", Fields: form}
+	case len(value) > 0:
+		return &Error{Code: EUNPROCESSABLE, Message: "the request has unacceptable values", Fields: value}
+	}
+	return nil
+}
+
+// ValidateFilter checks list filters whose values the api could parse.
+func (f *ListFilter) Validate() error {
+	fields := map[string]string{}
+	if f.Page < 1 {
+		fields["page"] = "must be an integer of at least 1"
+	}
+	if f.PerPage < 1 || f.PerPage > 100 {
+		fields["per_page"] = "must be an integer from 1 to 100"
+	}
+	if f.Status != "" && !f.Status.Valid() {
+		fields["status"] = "must be one of PENDING, SUCCESS, FAILED, TIMEOUT, EXPIRED"
+	}
+	if f.Operator != "" && !f.Operator.Valid() {
+		fields["operator"] = "must be AIRTEL or MOOV"
+	}
+	if !f.From.IsZero() && !f.To.IsZero() && f.To.Before(f.From) {
+		fields["to"] = "must not be before from"
+	}
+	if len(fields) > 0 {
+		return &Error{Code: EINVALID, Message: "invalid list filter", Fields: fields}
+	}
+	return nil
+}

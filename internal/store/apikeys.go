@@ -1,0 +1,150 @@
+package store
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"database/sql"
+	"encoding/hex"
+	"errors"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+)
+
+// APIKeyPrefix starts every API key (contract §5).
+const APIKeyPrefix = "service_live_"
+
+const keyAlphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
+
+// APIKey is the stored record of a key: never the key itself, only its hash
+// and a short prefix so a merchant can tell keys apart.
+type APIKey struct {
+	ID         string     `json:"id"`
+	MerchantID string     `json:"merchant_id"`
+	Prefix     string     `json:"prefix"`
+	CreatedAt  time.Time  `json:"created_at"`
+	LastUsedAt *time.Time `json:"last_used_at"`
+	RevokedAt  *time.Time `json:"revoked_at"`
+}
+
+// ErrKeyNotFound is returned for a key id that the merchant does not own.
+var ErrKeyNotFound = errors.New("API key not found")
+
+// APIKeys stores merchants' API keys.
+type APIKeys struct{ db *DB }
+
+// NewAPIKeys returns the API key store.
+func NewAPIKeys(db *DB) *APIKeys { return &APIKeys{db: db} }
+
+// NewAPIKey draws a key: the prefix and 32 random alphanumerics from
+// crypto/rand, without modulo bias.
+func NewAPIKey() string {
+	out := make([]byte, 0, 32)
+	buf := make([]byte, 48)
+	for len(out) < 32 {
+		rand.Read(buf)
+		for _, b := range buf {
+			if b < 248 && len(out) < 32 { // 248 = 4*62
+				out = append(out, keyAlphabet[int(b)%len(keyAlphabet)])
+			}
+		}
+	}
+	return APIKeyPrefix + string(out)
+}
+
+// hashKey is SHA-256: keys carry 190 bits of entropy, so a slow hash adds
+// nothing and a fast one keeps authentication cheap on every request.
+func hashKey(key string) string {
+	sum := sha256.Sum256([]byte(key))
+	return hex.EncodeToString(sum[:])
+}
+
+// Create makes a new key for a merchant and returns the record and the key,
+// which is never stored and so can be shown only now.
+func (s *APIKeys) Create(ctx context.Context, merchantID string, now time.Time) (*APIKey, string, error) {
+	key := NewAPIKey()
+	k := &APIKey{ID: uuid.NewString(), MerchantID: merchantID, Prefix: key[:len(APIKeyPrefix)+6], CreatedAt: now.UTC().Truncate(time.Microsecond)}
+	_, err := s.db.ExecContext(ctx, `INSERT INTO api_keys (id, merchant_id, prefix, key_hash, created_at) VALUES ($1, $2, $3, $4, $5)`,
+		k.ID, k.MerchantID, k.Prefix, hashKey(key), s.db.Time(k.CreatedAt))
+	if err != nil {
+		return nil, "", err
+	}
+	return k, key, nil
+}
+
+// List returns a merchant's keys, oldest first.
+func (s *APIKeys) List(ctx context.Context, merchantID string) ([]APIKey, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT id, merchant_id, prefix, created_at, last_used_at, revoked_at
+		FROM api_keys WHERE merchant_id = $1 ORDER BY created_at, id`, merchantID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := []APIKey{}
+	for rows.Next() {
+		var k APIKey
+		var created, used, revoked Timestamp
+		if err := rows.Scan(&k.ID, &k.MerchantID, &k.Prefix, &created, &used, &revoked); err != nil {
+			return nil, err
+		}
+		k.CreatedAt, k.LastUsedAt, k.RevokedAt = created.Time, optional(used), optional(revoked)
+		out = append(out, k)
+	}
+	return out, rows.Err()
+}
+
+func optional(ts Timestamp) *time.Time {
+	if ts.IsZero() {
+		return nil
+	}
+	return &ts.Time
+}
+
+// Revoke ends a key at once; ErrKeyNotFound if the merchant has no such key.
+func (s *APIKeys) Revoke(ctx context.Context, merchantID, keyID string, now time.Time) error {
+	if _, err := uuid.Parse(keyID); err != nil {
+		return ErrKeyNotFound
+	}
+	res, err := s.db.ExecContext(ctx, `UPDATE api_keys SET revoked_at = COALESCE(revoked_at, $1) WHERE merchant_id = $2 AND id = $3`,
+		s.db.Time(now), merchantID, keyID)
+	if err != nil {
+		return err
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return ErrKeyNotFound
+	}
+	return nil
+}
+
+// lastUsedGranularity limits last_used_at writes to one a minute per key,
+// so authentication stays a read on the hot path.
+const lastUsedGranularity = time.Minute
+
+// Authenticate returns the merchant id owning a live key, or "" for a
+// missing, unknown or revoked key.
+func (s *APIKeys) Authenticate(ctx context.Context, key string, now time.Time) (string, error) {
+	if !strings.HasPrefix(key, APIKeyPrefix) || len(key) != len(APIKeyPrefix)+32 {
+		return "", nil
+	}
+	var id, merchantID string
+	var used, revoked Timestamp
+	err := s.db.QueryRowContext(ctx, `SELECT id, merchant_id, last_used_at, revoked_at FROM api_keys WHERE key_hash = $1`,
+		hashKey(key)).Scan(&id, &merchantID, &used, &revoked)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", nil
+	}
+	if err != nil {
+		return "", err
+	}
+	if !revoked.IsZero() {
+		return "", nil
+	}
+	if now.Sub(used.Time) >= lastUsedGranularity {
+		if _, err := s.db.ExecContext(ctx, `UPDATE api_keys SET last_used_at = $1 WHERE id = $2`, s.db.Time(now), id); err != nil {
+			return "", err
+		}
+	}
+	return merchantID, nil
+}

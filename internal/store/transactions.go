@@ -1,0 +1,209 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/momopay/momopay/internal/jobs"
+	"github.com/momopay/momopay/internal/payment"
+)
+
+// Transactions implements payment.Store.
+type Transactions struct {
+	db   *DB
+	jobs jobs.Inserter
+	// FirstPoll is how long after creation the first status poll runs.
+	FirstPoll time.Duration
+	// OnSettled runs inside the settling database transaction, after the
+	// state change; the webhook outbox uses it to queue deliveries that
+	// commit or roll back with the change.
+	OnSettled func(ctx context.Context, tx *sql.Tx, t *payment.Transaction) error
+}
+
+// NewTransactions returns the transaction store.
+func NewTransactions(db *DB, ins jobs.Inserter) *Transactions {
+	return &Transactions{db: db, jobs: ins, FirstPoll: 3 * time.Second}
+}
+
+const transactionColumns = `id, merchant_id, reference, internal_ref, amount, currency, operator,
+	phone_number, description, status, created_at, updated_at, expires_at`
+
+func scanTransaction(row interface{ Scan(...any) error }) (*payment.Transaction, error) {
+	var t payment.Transaction
+	var created, updated, expires Timestamp
+	var desc sql.NullString
+	err := row.Scan(&t.ID, &t.MerchantID, &t.Reference, &t.InternalRef, &t.Amount, &t.Currency, &t.Operator,
+		&t.PhoneNumber, &desc, &t.Status, &created, &updated, &expires)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, payment.ErrNotFound
+	}
+	if err != nil {
+		return nil, err
+	}
+	if desc.Valid {
+		t.Description = &desc.String
+	}
+	t.CreatedAt, t.UpdatedAt, t.ExpiresAt = created.Time, updated.Time, expires.Time
+	return &t, nil
+}
+
+// CreateTransaction implements payment.Store.
+func (s *Transactions) CreateTransaction(ctx context.Context, t *payment.Transaction) error {
+	err := s.db.InTx(ctx, func(tx *sql.Tx) error {
+		// ON CONFLICT DO NOTHING keeps the loser of a race from aborting
+		// the transaction on PostgreSQL, so it can read the winner's id.
+		res, err := tx.ExecContext(ctx, `INSERT INTO transactions (`+transactionColumns+`)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
+			ON CONFLICT (merchant_id, reference) DO NOTHING`,
+			t.ID, t.MerchantID, t.Reference, t.InternalRef, t.Amount, t.Currency, string(t.Operator),
+			t.PhoneNumber, t.Description, string(t.Status), s.db.Time(t.CreatedAt), s.db.Time(t.UpdatedAt), s.db.Time(t.ExpiresAt))
+		if IsUniqueViolation(err, "internal_ref") {
+			return payment.ErrInternalRefTaken
+		}
+		if err != nil {
+			return err
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			var existing string
+			if err := tx.QueryRowContext(ctx, `SELECT id FROM transactions WHERE merchant_id = $1 AND reference = $2`,
+				t.MerchantID, t.Reference).Scan(&existing); err != nil {
+				return err
+			}
+			return &payment.Error{Code: payment.EDUPLICATE, ExistingTransactionID: existing,
+				Message: "a transaction with this reference already exists"}
+		}
+		return jobs.ScheduleLifecycle(ctx, s.jobs, tx, t.MerchantID, t.ID, t.CreatedAt.Add(s.FirstPoll), t.ExpiresAt)
+	})
+	return err
+}
+
+// DeleteTransaction implements payment.Store. Its pending jobs find no row
+// and end without effect.
+func (s *Transactions) DeleteTransaction(ctx context.Context, merchantID, id string) error {
+	_, err := s.db.ExecContext(ctx, `DELETE FROM transactions WHERE merchant_id = $1 AND id = $2 AND status = 'PENDING'`, merchantID, id)
+	return err
+}
+
+// Transaction implements payment.Store.
+func (s *Transactions) Transaction(ctx context.Context, merchantID, id string) (*payment.Transaction, error) {
+	if _, err := uuid.Parse(id); err != nil {
+		return nil, payment.ErrNotFound
+	}
+	return scanTransaction(s.db.QueryRowContext(ctx, `SELECT `+transactionColumns+`
+		FROM transactions WHERE merchant_id = $1 AND id = $2`, merchantID, id))
+}
+
+// TransactionByInternalRef implements payment.Store.
+func (s *Transactions) TransactionByInternalRef(ctx context.Context, ref string) (*payment.Transaction, error) {
+	return scanTransaction(s.db.QueryRowContext(ctx, `SELECT `+transactionColumns+`
+		FROM transactions WHERE internal_ref = $1`, ref))
+}
+
+// ListTransactions implements payment.Store: newest first, ties broken by id
+// so pages never overlap.
+func (s *Transactions) ListTransactions(ctx context.Context, merchantID string, f payment.ListFilter) (*payment.Page, error) {
+	where := []string{"merchant_id = $1"}
+	args := []any{merchantID}
+	add := func(cond string, v any) {
+		args = append(args, v)
+		where = append(where, fmt.Sprintf(cond, len(args)))
+	}
+	if f.Status != "" {
+		add("status = $%d", string(f.Status))
+	}
+	if f.Operator != "" {
+		add("operator = $%d", string(f.Operator))
+	}
+	if !f.From.IsZero() {
+		add("created_at >= $%d", s.db.Time(f.From))
+	}
+	if !f.To.IsZero() {
+		add("created_at <= $%d", s.db.Time(f.To))
+	}
+	cond := strings.Join(where, " AND ")
+
+	page := &payment.Page{Transactions: []payment.Transaction{}}
+	if err := s.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM transactions WHERE `+cond, args...).Scan(&page.Total); err != nil {
+		return nil, err
+	}
+	offset := (f.Page - 1) * f.PerPage
+	if page.Total <= offset {
+		return page, nil
+	}
+	args = append(args, f.PerPage, offset)
+	rows, err := s.db.QueryContext(ctx, fmt.Sprintf(`SELECT %s FROM transactions WHERE %s
+		ORDER BY created_at DESC, id DESC LIMIT $%d OFFSET $%d`, transactionColumns, cond, len(args)-1, len(args)), args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		t, err := scanTransaction(rows)
+		if err != nil {
+			return nil, err
+		}
+		page.Transactions = append(page.Transactions, *t)
+	}
+	return page, rows.Err()
+}
+
+// Settle implements payment.Store.
+func (s *Transactions) Settle(ctx context.Context, st payment.Settlement) (*payment.Transaction, bool, error) {
+	var out *payment.Transaction
+	var changed bool
+	err := s.db.InTx(ctx, func(tx *sql.Tx) error {
+		t, err := scanTransaction(tx.QueryRowContext(ctx, `UPDATE transactions SET status = $1, updated_at = $2
+			WHERE merchant_id = $3 AND id = $4 AND status = 'PENDING'
+			RETURNING `+transactionColumns, string(st.To), s.db.Time(st.At), st.MerchantID, st.TransactionID))
+		if err == nil {
+			out, changed = t, true
+			if s.OnSettled != nil {
+				return s.OnSettled(ctx, tx, t)
+			}
+			return nil
+		}
+		if !errors.Is(err, payment.ErrNotFound) {
+			return err
+		}
+		// Already final (or unknown): never change it, but keep a different
+		// late outcome for a person to reconcile.
+		t, err = scanTransaction(tx.QueryRowContext(ctx, `SELECT `+transactionColumns+`
+			FROM transactions WHERE merchant_id = $1 AND id = $2`, st.MerchantID, st.TransactionID))
+		if err != nil {
+			return err
+		}
+		out = t
+		if t.Status == st.To {
+			return nil
+		}
+		_, err = tx.ExecContext(ctx, `INSERT INTO reconciliation_cases
+			(id, merchant_id, transaction_id, final_status, reported_status, source, detail, created_at)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
+			uuid.NewString(), t.MerchantID, t.ID, string(t.Status), string(st.To), st.Source, st.Detail, s.db.Time(st.At))
+		return err
+	})
+	if err != nil {
+		return nil, false, err
+	}
+	return out, changed, nil
+}
+
+// MerchantOf returns the merchant owning a transaction. It is for operator
+// tools that start from a bare transaction id (the sandbox payer).
+func (s *Transactions) MerchantOf(ctx context.Context, id string) (string, error) {
+	if _, err := uuid.Parse(id); err != nil {
+		return "", payment.ErrNotFound
+	}
+	var m string
+	err := s.db.QueryRowContext(ctx, `SELECT merchant_id FROM transactions WHERE id = $1`, id).Scan(&m)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", payment.ErrNotFound
+	}
+	return m, err
+}

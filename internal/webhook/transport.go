@@ -1,0 +1,171 @@
+package webhook
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/netip"
+	"net/url"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// MaxURLLength bounds a webhook URL. Longer values are almost always pasted
+// by mistake, and the bound keeps stored endpoints and logs small.
+const MaxURLLength = 2048
+
+// ErrForbiddenAddress is wrapped by the dial error when a live-mode client is
+// about to connect to an address that is not publicly routable. Callers test
+// for it with errors.Is, which sees through *url.Error and *net.OpError, to
+// tell a refused target from an unreachable one.
+var ErrForbiddenAddress = errors.New("webhook: destination address is not public")
+
+// nonPublicPrefixes lists special-purpose ranges (IANA IPv4 and IPv6
+// Special-Purpose Address Registries) that netip's predicates do not cover.
+// A webhook sent there would reach the operator's own network, a test range
+// or nowhere, so none is a legitimate merchant receiver.
+var nonPublicPrefixes = []netip.Prefix{
+	netip.MustParsePrefix("0.0.0.0/8"),       // "this network"
+	netip.MustParsePrefix("100.64.0.0/10"),   // carrier-grade NAT
+	netip.MustParsePrefix("192.0.0.0/24"),    // IETF protocol assignments
+	netip.MustParsePrefix("192.0.2.0/24"),    // TEST-NET-1
+	netip.MustParsePrefix("192.88.99.0/24"),  // deprecated 6to4 relay anycast
+	netip.MustParsePrefix("198.18.0.0/15"),   // benchmarking
+	netip.MustParsePrefix("198.51.100.0/24"), // TEST-NET-2
+	netip.MustParsePrefix("203.0.113.0/24"),  // TEST-NET-3
+	netip.MustParsePrefix("240.0.0.0/4"),     // reserved, includes broadcast
+	netip.MustParsePrefix("2001::/23"),       // IETF protocol assignments, Teredo
+	netip.MustParsePrefix("2001:db8::/32"),   // documentation
+	netip.MustParsePrefix("2002::/16"),       // 6to4: embeds an arbitrary IPv4
+	netip.MustParsePrefix("3fff::/20"),       // documentation
+}
+
+// globalUnicast6 is the only IPv6 block allocated for global unicast. Outside
+// it sit IPv4-compatible and NAT64 forms (which can embed private IPv4),
+// discard-only, unique-local, site-local, link-local and multicast space.
+var globalUnicast6 = netip.MustParsePrefix("2000::/3")
+
+// IsPublicAddr reports whether addr is a globally routable unicast address,
+// the only kind a live-mode delivery may reach. It exists to stop server-side
+// request forgery: a merchant-chosen URL must not reach loopback, the private
+// network, cloud metadata at 169.254.169.254 or other special-purpose space.
+// IPv4-mapped IPv6 addresses are judged by the IPv4 address they carry, and
+// the zone of a scoped address is ignored.
+func IsPublicAddr(addr netip.Addr) bool {
+	addr = addr.WithZone("").Unmap()
+	if !addr.IsValid() ||
+		addr.IsUnspecified() ||
+		addr.IsLoopback() ||
+		addr.IsPrivate() ||
+		addr.IsLinkLocalUnicast() ||
+		addr.IsLinkLocalMulticast() ||
+		addr.IsInterfaceLocalMulticast() ||
+		addr.IsMulticast() {
+		return false
+	}
+	if addr.Is6() && !globalUnicast6.Contains(addr) {
+		return false
+	}
+	for _, p := range nonPublicPrefixes {
+		if p.Contains(addr) {
+			return false
+		}
+	}
+	return true
+}
+
+// ValidateURL checks a webhook URL when a merchant registers it, so mistakes
+// are reported at once instead of as failed deliveries hours later. The URL
+// must be absolute http or https with a host, carry no user name or password
+// (they would end up in logs) and be at most MaxURLLength characters. In live
+// mode the contract (section 6) requires https, and a literal IP or localhost
+// host must be public; host names are checked again when dialing, because DNS
+// can change after registration. Sandbox mode allows http and loopback so
+// merchants can test against a receiver on their own machine. Error messages
+// are written for the merchant.
+func ValidateURL(raw string, live bool) error {
+	if strings.TrimSpace(raw) == "" {
+		return errors.New("webhook URL is required")
+	}
+	if len(raw) > MaxURLLength {
+		return fmt.Errorf("webhook URL must be at most %d characters", MaxURLLength)
+	}
+	u, err := url.Parse(raw)
+	if err != nil {
+		return errors.New("webhook URL is not a valid URL")
+	}
+	switch {
+	case live && u.Scheme != "https":
+		return errors.New("webhook URL must start with https:// in live mode")
+	case u.Scheme != "http" && u.Scheme != "https":
+		return errors.New("webhook URL must start with http:// or https://")
+	}
+	if u.Opaque != "" || u.Host == "" || u.Hostname() == "" {
+		return errors.New("webhook URL must include a host name")
+	}
+	if u.User != nil {
+		return errors.New("webhook URL must not contain a user name or password")
+	}
+	if port := u.Port(); port != "" {
+		if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
+			return errors.New("webhook URL has an invalid port")
+		}
+	}
+	if !live {
+		return nil
+	}
+	host := strings.TrimSuffix(strings.ToLower(u.Hostname()), ".")
+	if host == "localhost" || strings.HasSuffix(host, ".localhost") {
+		return errors.New("webhook URL must not point to localhost in live mode")
+	}
+	if addr, err := netip.ParseAddr(host); err == nil && !IsPublicAddr(addr) {
+		return errors.New("webhook URL must not point to a private, loopback or link-local address in live mode")
+	}
+	return nil
+}
+
+// NewHTTPClient returns the client that delivers webhooks. It never follows
+// redirects: a 3xx is returned as the answer, which the contract counts as a
+// failure, and following it could lead a live delivery to an internal host.
+// It has its own transport with proxies disabled, so the environment cannot
+// route deliveries around the address check. In live mode the dialer refuses
+// non-public addresses after DNS resolution, at the moment of connecting,
+// which also defeats DNS rebinding; the error wraps ErrForbiddenAddress.
+// timeout bounds the whole attempt (the contract's 10 seconds, from callers).
+func NewHTTPClient(live bool, timeout time.Duration) *http.Client {
+	dialer := &net.Dialer{
+		Timeout:   30 * time.Second,
+		KeepAlive: 30 * time.Second,
+	}
+	if live {
+		dialer.Control = refuseNonPublic
+	}
+	transport := http.DefaultTransport.(*http.Transport).Clone()
+	transport.Proxy = nil
+	transport.DialContext = dialer.DialContext
+	return &http.Client{
+		Transport: transport,
+		Timeout:   timeout,
+		CheckRedirect: func(*http.Request, []*http.Request) error {
+			return http.ErrUseLastResponse
+		},
+	}
+}
+
+// refuseNonPublic is the live dialer's Control hook. It runs for every
+// connection with the already-resolved address, so it judges the address
+// actually used rather than the name in the URL. An address it cannot parse
+// is refused: failing closed is the safe side of an SSRF check.
+func refuseNonPublic(network, address string, _ syscall.RawConn) error {
+	ap, err := netip.ParseAddrPort(address)
+	if err != nil {
+		return fmt.Errorf("%w: cannot parse %q (%s)", ErrForbiddenAddress, address, network)
+	}
+	if !IsPublicAddr(ap.Addr()) {
+		return fmt.Errorf("%w: %s", ErrForbiddenAddress, ap.Addr())
+	}
+	return nil
+}
