@@ -1,0 +1,226 @@
+package api_test
+
+import (
+	"net/http"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/momopay/momopay/internal/testserver"
+)
+
+var internalRefPattern = regexp.MustCompile(`^SERVICE-[A-Z0-9]{8}$`)
+
+func TestCreateTransaction(t *testing.T) {
+	eachEngine(t, func(t *testing.T, engine string) {
+		s := testserver.Start(t, testserver.Options{DB: engine})
+		body := payment(map[string]any{"amount": 2500, "operator": "MOOV"})
+		before := time.Now().UTC().Add(-time.Second)
+		r := do(t, s, "POST", "/v1/transactions", s.APIKey, body)
+		if r.status != http.StatusCreated {
+			t.Fatalf("status %d: %s", r.status, r.raw)
+		}
+		b := r.body
+		want := map[string]any{"reference": body["reference"], "amount": 2500.0, "currency": "XAF", "operator": "MOOV",
+			"phone_number": "+23566000000", "description": "Order", "status": "PENDING"}
+		for k, v := range want {
+			if b[k] != v {
+				t.Errorf("%s = %v, want %v", k, b[k], v)
+			}
+		}
+		if !internalRefPattern.MatchString(b["internal_ref"].(string)) {
+			t.Errorf("internal_ref %q", b["internal_ref"])
+		}
+		created, err1 := time.Parse(time.RFC3339, b["created_at"].(string))
+		expires, err2 := time.Parse(time.RFC3339, b["expires_at"].(string))
+		if err1 != nil || err2 != nil || !strings.HasSuffix(b["created_at"].(string), "Z") {
+			t.Fatalf("timestamps not RFC 3339 UTC: %v %v", b["created_at"], b["expires_at"])
+		}
+		if created.Before(before) || expires.Sub(created) != 5*time.Minute {
+			t.Errorf("created_at %v, expires_at %v: want expires = created + 5m", created, expires)
+		}
+		if b["updated_at"] != b["created_at"] {
+			t.Errorf("updated_at %v != created_at %v", b["updated_at"], b["created_at"])
+		}
+		if loc := r.header.Get("Location"); loc != "/v1/transactions/"+b["id"].(string) {
+			t.Errorf("Location %q", loc)
+		}
+
+		// The stored transaction reads back identically.
+		got := do(t, s, "GET", "/v1/transactions/"+b["id"].(string), s.APIKey, nil)
+		if got.status != http.StatusOK || string(got.raw) != string(r.raw) {
+			t.Errorf("GET after create: %d %s, want %s", got.status, got.raw, r.raw)
+		}
+
+		// Description is optional and then null.
+		r = do(t, s, "POST", "/v1/transactions", s.APIKey, payment(map[string]any{"description": nil}))
+		if r.status != http.StatusCreated || r.body["description"] != nil {
+			t.Errorf("without description: %d %s", r.status, r.raw)
+		}
+		if _, present := r.body["description"]; !present {
+			t.Errorf("description must be present as null: %s", r.raw)
+		}
+	})
+}
+
+func TestCreateValidation(t *testing.T) {
+	s := testserver.Start(t, testserver.Options{})
+	long := strings.Repeat("x", 256)
+	cases := []struct {
+		name   string
+		body   any
+		status int
+		fields []string
+	}{
+		{"invalid JSON", `{"reference":`, 400, nil},
+		{"not an object", `[1,2]`, 400, nil},
+		{"unknown field", payment(map[string]any{"customer": "x"}), 400, []string{"customer"}},
+		{"missing fields", map[string]any{}, 400, []string{"reference", "amount", "currency", "operator", "phone_number"}},
+		{"decimal amount", payment(map[string]any{"amount": 150.5}), 400, []string{"amount"}},
+		{"decimal notation", `{"reference":"r-dec","amount":100.0,"currency":"XAF","operator":"AIRTEL","phone_number":"+23566000000"}`, 400, []string{"amount"}},
+		{"exponent amount", `{"reference":"r-exp","amount":1e3,"currency":"XAF","operator":"AIRTEL","phone_number":"+23566000000"}`, 400, []string{"amount"}},
+		{"string amount", payment(map[string]any{"amount": "1500"}), 400, []string{"amount"}},
+		{"huge amount", `{"reference":"r-big","amount":99999999999999999999,"currency":"XAF","operator":"AIRTEL","phone_number":"+23566000000"}`, 400, []string{"amount"}},
+		{"phone without prefix", payment(map[string]any{"phone_number": "66000000"}), 400, []string{"phone_number"}},
+		{"phone too short", payment(map[string]any{"phone_number": "+2356600000"}), 400, []string{"phone_number"}},
+		{"phone other country", payment(map[string]any{"phone_number": "+23766000000"}), 400, []string{"phone_number"}},
+		{"currency EUR", payment(map[string]any{"currency": "EUR"}), 400, []string{"currency"}},
+		{"currency lower case", payment(map[string]any{"currency": "xaf"}), 400, []string{"currency"}},
+		{"operator lower case", payment(map[string]any{"operator": "airtel"}), 400, []string{"operator"}},
+		{"operator number", payment(map[string]any{"operator": 1}), 400, []string{"operator"}},
+		{"empty reference", payment(map[string]any{"reference": ""}), 400, []string{"reference"}},
+		{"reference with space", payment(map[string]any{"reference": "order 1"}), 400, []string{"reference"}},
+		{"reference too long", payment(map[string]any{"reference": strings.Repeat("r", 65)}), 400, []string{"reference"}},
+		{"description too long", payment(map[string]any{"description": long}), 400, []string{"description"}},
+		{"description not a string", payment(map[string]any{"description": 5}), 400, []string{"description"}},
+		{"null reference", payment(map[string]any{"reference": "__null__"}), 400, []string{"reference"}},
+		{"amount below minimum", payment(map[string]any{"amount": 99}), 422, []string{"amount"}},
+		{"amount zero", payment(map[string]any{"amount": 0}), 422, []string{"amount"}},
+		{"amount negative", payment(map[string]any{"amount": -500}), 422, []string{"amount"}},
+		{"unsupported operator", payment(map[string]any{"operator": "MTN"}), 422, []string{"operator"}},
+		{"form and value problems", payment(map[string]any{"amount": 50, "currency": "USD"}), 400, []string{"amount", "currency"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if m, ok := c.body.(map[string]any); ok && m["reference"] == "__null__" {
+				c.body = strings.Replace(mustJSON(t, m), `"__null__"`, "null", 1)
+			}
+			r := do(t, s, "POST", "/v1/transactions", s.APIKey, c.body)
+			if r.status != c.status || r.errorField("code") != "VALIDATION_ERROR" || r.errorField("status") != float64(c.status) {
+				t.Fatalf("got %d %s, want %d VALIDATION_ERROR", r.status, r.raw, c.status)
+			}
+			if msg, _ := r.errorField("message").(string); msg == "" {
+				t.Error("empty message")
+			}
+			if len(r.fields()) != len(c.fields) && c.fields != nil {
+				t.Errorf("fields %v, want exactly %v", r.fields(), c.fields)
+			}
+			for _, f := range c.fields {
+				if _, ok := r.fields()[f]; !ok {
+					t.Errorf("fields %v lack %q", r.fields(), f)
+				}
+			}
+		})
+	}
+	// No rejected request left anything behind.
+	list := do(t, s, "GET", "/v1/transactions", s.APIKey, nil)
+	if total := list.body["pagination"].(map[string]any)["total"]; total != 0.0 {
+		t.Errorf("rejected requests stored %v transactions", total)
+	}
+}
+
+func TestCreateDescriptionAtLimit(t *testing.T) {
+	s := testserver.Start(t, testserver.Options{})
+	desc := strings.Repeat("é", 255) // 255 characters, 510 bytes
+	r := do(t, s, "POST", "/v1/transactions", s.APIKey, payment(map[string]any{"description": desc, "amount": 100}))
+	if r.status != http.StatusCreated || r.body["description"] != desc || r.body["amount"] != 100.0 {
+		t.Fatalf("got %d %s", r.status, r.raw)
+	}
+}
+
+func TestCreateRequestLimits(t *testing.T) {
+	s := testserver.Start(t, testserver.Options{})
+	big := `{"reference":"r-big","description":"` + strings.Repeat("x", 70<<10) + `"}`
+	r := do(t, s, "POST", "/v1/transactions", s.APIKey, big)
+	if r.status != http.StatusRequestEntityTooLarge || r.errorField("code") != "PAYLOAD_TOO_LARGE" {
+		t.Errorf("oversized body: %d %s", r.status, r.raw)
+	}
+	req, _ := http.NewRequest("POST", s.URL+"/v1/transactions", strings.NewReader(mustJSON(t, payment(nil))))
+	req.Header.Set("Authorization", "Bearer "+s.APIKey)
+	req.Header.Set("Content-Type", "text/plain")
+	r = send(t, req)
+	if r.status != http.StatusUnsupportedMediaType || r.errorField("code") != "UNSUPPORTED_MEDIA_TYPE" {
+		t.Errorf("wrong content type: %d %s", r.status, r.raw)
+	}
+	r = do(t, s, "DELETE", "/v1/transactions", s.APIKey, nil)
+	if r.status != http.StatusMethodNotAllowed || r.errorField("code") != "METHOD_NOT_ALLOWED" {
+		t.Errorf("DELETE: %d %s", r.status, r.raw)
+	}
+	r = do(t, s, "GET", "/v2/anything", s.APIKey, nil)
+	if r.status != http.StatusNotFound || r.errorField("code") != "NOT_FOUND" {
+		t.Errorf("unknown path: %d %s", r.status, r.raw)
+	}
+}
+
+func TestDuplicateReference(t *testing.T) {
+	eachEngine(t, func(t *testing.T, engine string) {
+		s := testserver.Start(t, testserver.Options{DB: engine})
+		first := do(t, s, "POST", "/v1/transactions", s.APIKey, payment(map[string]any{"reference": "dup-1", "amount": 1000}))
+		if first.status != http.StatusCreated {
+			t.Fatalf("first: %d %s", first.status, first.raw)
+		}
+		// Other parameters are ignored when comparing: still a duplicate.
+		again := do(t, s, "POST", "/v1/transactions", s.APIKey, payment(map[string]any{"reference": "dup-1", "amount": 99999, "operator": "MOOV"}))
+		if again.status != http.StatusConflict || again.errorField("code") != "DUPLICATE_REFERENCE" ||
+			again.errorField("existing_transaction_id") != first.body["id"] {
+			t.Fatalf("duplicate: %d %s", again.status, again.raw)
+		}
+		got := do(t, s, "GET", "/v1/transactions/"+first.body["id"].(string), s.APIKey, nil)
+		if got.body["amount"] != 1000.0 || got.body["operator"] != "AIRTEL" {
+			t.Errorf("the stored transaction changed: %s", got.raw)
+		}
+		// References are per merchant.
+		_, otherKey := s.NewMerchant(t)
+		other := do(t, s, "POST", "/v1/transactions", otherKey, payment(map[string]any{"reference": "dup-1"}))
+		if other.status != http.StatusCreated {
+			t.Errorf("another merchant's same reference: %d %s", other.status, other.raw)
+		}
+	})
+}
+
+func TestConcurrentDuplicates(t *testing.T) {
+	eachEngine(t, func(t *testing.T, engine string) {
+		s := testserver.Start(t, testserver.Options{DB: engine})
+		body := mustJSON(t, payment(map[string]any{"reference": "race-1"}))
+		var wg sync.WaitGroup
+		results := make([]response, 50)
+		for i := range results {
+			wg.Go(func() { results[i] = do(t, s, "POST", "/v1/transactions", s.APIKey, body) })
+		}
+		wg.Wait()
+		var created []response
+		ids := map[any]int{}
+		for _, r := range results {
+			switch r.status {
+			case http.StatusCreated:
+				created = append(created, r)
+			case http.StatusConflict:
+				ids[r.errorField("existing_transaction_id")]++
+			default:
+				t.Errorf("unexpected %d %s", r.status, r.raw)
+			}
+		}
+		if len(created) != 1 {
+			t.Fatalf("%d creations, want exactly 1", len(created))
+		}
+		if ids[created[0].body["id"]] != 49 || len(ids) != 1 {
+			t.Errorf("409s name %v, want 49 × %v", ids, created[0].body["id"])
+		}
+		list := do(t, s, "GET", "/v1/transactions", s.APIKey, nil)
+		if total := list.body["pagination"].(map[string]any)["total"]; total != 1.0 {
+			t.Errorf("%v transactions stored, want 1", total)
+		}
+	})
+}
