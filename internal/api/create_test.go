@@ -16,7 +16,7 @@ var internalRefPattern = regexp.MustCompile(`^SERVICE-[A-Z0-9]{8}$`)
 func TestCreateTransaction(t *testing.T) {
 	eachEngine(t, func(t *testing.T, engine string) {
 		s := testserver.Start(t, testserver.Options{DB: engine})
-		body := payment(map[string]any{"amount": 2500, "operator": "MOOV"})
+		body := newPayment(map[string]any{"amount": 2500, "operator": "MOOV"})
 		before := time.Now().UTC().Add(-time.Second)
 		r := do(t, s, "POST", "/v1/transactions", s.APIKey, body)
 		if r.status != http.StatusCreated {
@@ -55,7 +55,7 @@ func TestCreateTransaction(t *testing.T) {
 		}
 
 		// Description is optional and then null.
-		r = do(t, s, "POST", "/v1/transactions", s.APIKey, payment(map[string]any{"description": nil}))
+		r = do(t, s, "POST", "/v1/transactions", s.APIKey, newPayment(map[string]any{"description": nil}))
 		if r.status != http.StatusCreated || r.body["description"] != nil {
 			t.Errorf("without description: %d %s", r.status, r.raw)
 		}
@@ -76,31 +76,31 @@ func TestCreateValidation(t *testing.T) {
 	}{
 		{"invalid JSON", `{"reference":`, 400, nil},
 		{"not an object", `[1,2]`, 400, nil},
-		{"unknown field", payment(map[string]any{"customer": "x"}), 400, []string{"customer"}},
+		{"unknown field", newPayment(map[string]any{"customer": "x"}), 400, []string{"customer"}},
 		{"missing fields", map[string]any{}, 400, []string{"reference", "amount", "currency", "operator", "phone_number"}},
-		{"decimal amount", payment(map[string]any{"amount": 150.5}), 400, []string{"amount"}},
+		{"decimal amount", newPayment(map[string]any{"amount": 150.5}), 400, []string{"amount"}},
 		{"decimal notation", `{"reference":"r-dec","amount":100.0,"currency":"XAF","operator":"AIRTEL","phone_number":"+23566000000"}`, 400, []string{"amount"}},
 		{"exponent amount", `{"reference":"r-exp","amount":1e3,"currency":"XAF","operator":"AIRTEL","phone_number":"+23566000000"}`, 400, []string{"amount"}},
-		{"string amount", payment(map[string]any{"amount": "1500"}), 400, []string{"amount"}},
+		{"string amount", newPayment(map[string]any{"amount": "1500"}), 400, []string{"amount"}},
 		{"huge amount", `{"reference":"r-big","amount":99999999999999999999,"currency":"XAF","operator":"AIRTEL","phone_number":"+23566000000"}`, 400, []string{"amount"}},
-		{"phone without prefix", payment(map[string]any{"phone_number": "66000000"}), 400, []string{"phone_number"}},
-		{"phone too short", payment(map[string]any{"phone_number": "+2356600000"}), 400, []string{"phone_number"}},
-		{"phone other country", payment(map[string]any{"phone_number": "+23766000000"}), 400, []string{"phone_number"}},
-		{"currency EUR", payment(map[string]any{"currency": "EUR"}), 400, []string{"currency"}},
-		{"currency lower case", payment(map[string]any{"currency": "xaf"}), 400, []string{"currency"}},
-		{"operator lower case", payment(map[string]any{"operator": "airtel"}), 400, []string{"operator"}},
-		{"operator number", payment(map[string]any{"operator": 1}), 400, []string{"operator"}},
-		{"empty reference", payment(map[string]any{"reference": ""}), 400, []string{"reference"}},
-		{"reference with space", payment(map[string]any{"reference": "order 1"}), 400, []string{"reference"}},
-		{"reference too long", payment(map[string]any{"reference": strings.Repeat("r", 65)}), 400, []string{"reference"}},
-		{"description too long", payment(map[string]any{"description": long}), 400, []string{"description"}},
-		{"description not a string", payment(map[string]any{"description": 5}), 400, []string{"description"}},
-		{"null reference", payment(map[string]any{"reference": "__null__"}), 400, []string{"reference"}},
-		{"amount below minimum", payment(map[string]any{"amount": 99}), 422, []string{"amount"}},
-		{"amount zero", payment(map[string]any{"amount": 0}), 422, []string{"amount"}},
-		{"amount negative", payment(map[string]any{"amount": -500}), 422, []string{"amount"}},
-		{"unsupported operator", payment(map[string]any{"operator": "MTN"}), 422, []string{"operator"}},
-		{"form and value problems", payment(map[string]any{"amount": 50, "currency": "USD"}), 400, []string{"amount", "currency"}},
+		{"phone without prefix", newPayment(map[string]any{"phone_number": "66000000"}), 400, []string{"phone_number"}},
+		{"phone too short", newPayment(map[string]any{"phone_number": "+2356600000"}), 400, []string{"phone_number"}},
+		{"phone other country", newPayment(map[string]any{"phone_number": "+23766000000"}), 400, []string{"phone_number"}},
+		{"currency EUR", newPayment(map[string]any{"currency": "EUR"}), 400, []string{"currency"}},
+		{"currency lower case", newPayment(map[string]any{"currency": "xaf"}), 400, []string{"currency"}},
+		{"operator lower case", newPayment(map[string]any{"operator": "airtel"}), 400, []string{"operator"}},
+		{"operator number", newPayment(map[string]any{"operator": 1}), 400, []string{"operator"}},
+		{"empty reference", newPayment(map[string]any{"reference": ""}), 400, []string{"reference"}},
+		{"reference with space", newPayment(map[string]any{"reference": "order 1"}), 400, []string{"reference"}},
+		{"reference too long", newPayment(map[string]any{"reference": strings.Repeat("r", 65)}), 400, []string{"reference"}},
+		{"description too long", newPayment(map[string]any{"description": long}), 400, []string{"description"}},
+		{"description not a string", newPayment(map[string]any{"description": 5}), 400, []string{"description"}},
+		{"null reference", newPayment(map[string]any{"reference": "__null__"}), 400, []string{"reference"}},
+		{"amount below minimum", newPayment(map[string]any{"amount": 99}), 422, []string{"amount"}},
+		{"amount zero", newPayment(map[string]any{"amount": 0}), 422, []string{"amount"}},
+		{"amount negative", newPayment(map[string]any{"amount": -500}), 422, []string{"amount"}},
+		{"unsupported operator", newPayment(map[string]any{"operator": "MTN"}), 422, []string{"operator"}},
+		{"form and value problems", newPayment(map[string]any{"amount": 50, "currency": "USD"}), 400, []string{"amount", "currency"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -134,7 +134,7 @@ func TestCreateValidation(t *testing.T) {
 func TestCreateDescriptionAtLimit(t *testing.T) {
 	s := testserver.Start(t, testserver.Options{})
 	desc := strings.Repeat("é", 255) // 255 characters, 510 bytes
-	r := do(t, s, "POST", "/v1/transactions", s.APIKey, payment(map[string]any{"description": desc, "amount": 100}))
+	r := do(t, s, "POST", "/v1/transactions", s.APIKey, newPayment(map[string]any{"description": desc, "amount": 100}))
 	if r.status != http.StatusCreated || r.body["description"] != desc || r.body["amount"] != 100.0 {
 		t.Fatalf("got %d %s", r.status, r.raw)
 	}
@@ -147,7 +147,7 @@ func TestCreateRequestLimits(t *testing.T) {
 	if r.status != http.StatusRequestEntityTooLarge || r.errorField("code") != "PAYLOAD_TOO_LARGE" {
 		t.Errorf("oversized body: %d %s", r.status, r.raw)
 	}
-	req, _ := http.NewRequest("POST", s.URL+"/v1/transactions", strings.NewReader(mustJSON(t, payment(nil))))
+	req, _ := http.NewRequest("POST", s.URL+"/v1/transactions", strings.NewReader(mustJSON(t, newPayment(nil))))
 	req.Header.Set("Authorization", "Bearer "+s.APIKey)
 	req.Header.Set("Content-Type", "text/plain")
 	r = send(t, req)
@@ -167,12 +167,12 @@ func TestCreateRequestLimits(t *testing.T) {
 func TestDuplicateReference(t *testing.T) {
 	eachEngine(t, func(t *testing.T, engine string) {
 		s := testserver.Start(t, testserver.Options{DB: engine})
-		first := do(t, s, "POST", "/v1/transactions", s.APIKey, payment(map[string]any{"reference": "dup-1", "amount": 1000}))
+		first := do(t, s, "POST", "/v1/transactions", s.APIKey, newPayment(map[string]any{"reference": "dup-1", "amount": 1000}))
 		if first.status != http.StatusCreated {
 			t.Fatalf("first: %d %s", first.status, first.raw)
 		}
 		// Other parameters are ignored when comparing: still a duplicate.
-		again := do(t, s, "POST", "/v1/transactions", s.APIKey, payment(map[string]any{"reference": "dup-1", "amount": 99999, "operator": "MOOV"}))
+		again := do(t, s, "POST", "/v1/transactions", s.APIKey, newPayment(map[string]any{"reference": "dup-1", "amount": 99999, "operator": "MOOV"}))
 		if again.status != http.StatusConflict || again.errorField("code") != "DUPLICATE_REFERENCE" ||
 			again.errorField("existing_transaction_id") != first.body["id"] {
 			t.Fatalf("duplicate: %d %s", again.status, again.raw)
@@ -183,7 +183,7 @@ func TestDuplicateReference(t *testing.T) {
 		}
 		// References are per merchant.
 		_, otherKey := s.NewMerchant(t)
-		other := do(t, s, "POST", "/v1/transactions", otherKey, payment(map[string]any{"reference": "dup-1"}))
+		other := do(t, s, "POST", "/v1/transactions", otherKey, newPayment(map[string]any{"reference": "dup-1"}))
 		if other.status != http.StatusCreated {
 			t.Errorf("another merchant's same reference: %d %s", other.status, other.raw)
 		}
@@ -193,7 +193,7 @@ func TestDuplicateReference(t *testing.T) {
 func TestConcurrentDuplicates(t *testing.T) {
 	eachEngine(t, func(t *testing.T, engine string) {
 		s := testserver.Start(t, testserver.Options{DB: engine})
-		body := mustJSON(t, payment(map[string]any{"reference": "race-1"}))
+		body := mustJSON(t, newPayment(map[string]any{"reference": "race-1"}))
 		var wg sync.WaitGroup
 		results := make([]response, 50)
 		for i := range results {

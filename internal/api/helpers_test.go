@@ -85,8 +85,8 @@ var refCounter atomic.Int64
 // newRef returns a reference no other test uses.
 func newRef() string { return fmt.Sprintf("order-%d", refCounter.Add(1)) }
 
-// payment returns a valid create body, changed by the given fields.
-func payment(changes map[string]any) map[string]any {
+// newPayment returns a valid create body, changed by the given fields.
+func newPayment(changes map[string]any) map[string]any {
 	b := map[string]any{
 		"reference": newRef(), "amount": 1500, "currency": "XAF", "operator": "AIRTEL",
 		"phone_number": "+23566000000", "description": "Order",

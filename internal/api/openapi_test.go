@@ -26,20 +26,20 @@ func TestResponsesMatchOpenAPI(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	created := do(t, s, "POST", "/v1/transactions", s.APIKey, payment(nil))
+	created := do(t, s, "POST", "/v1/transactions", s.APIKey, newPayment(nil))
 	id := created.body["id"].(string)
 
 	cases := []struct {
 		method, path, key, body string
 		status                  int
 	}{
-		{"POST", "/v1/transactions", s.APIKey, mustJSON(t, payment(nil)), 201},
-		{"POST", "/v1/transactions", s.APIKey, mustJSON(t, payment(map[string]any{"description": nil})), 201},
+		{"POST", "/v1/transactions", s.APIKey, mustJSON(t, newPayment(nil)), 201},
+		{"POST", "/v1/transactions", s.APIKey, mustJSON(t, newPayment(map[string]any{"description": nil})), 201},
 		{"POST", "/v1/transactions", s.APIKey, `{"amount": 1.5}`, 400},
-		{"POST", "/v1/transactions", s.APIKey, mustJSON(t, payment(map[string]any{"amount": 5})), 422},
-		{"POST", "/v1/transactions", s.APIKey, mustJSON(t, payment(map[string]any{"reference": created.body["reference"]})), 409},
-		{"POST", "/v1/transactions", s.APIKey, mustJSON(t, payment(map[string]any{"phone_number": "+23560000005"})), 503},
-		{"POST", "/v1/transactions", "", mustJSON(t, payment(nil)), 401},
+		{"POST", "/v1/transactions", s.APIKey, mustJSON(t, newPayment(map[string]any{"amount": 5})), 422},
+		{"POST", "/v1/transactions", s.APIKey, mustJSON(t, newPayment(map[string]any{"reference": created.body["reference"]})), 409},
+		{"POST", "/v1/transactions", s.APIKey, mustJSON(t, newPayment(map[string]any{"phone_number": "+23560000005"})), 503},
+		{"POST", "/v1/transactions", "", mustJSON(t, newPayment(nil)), 401},
 		{"POST", "/v1/transactions", s.APIKey, `{"reference":"` + strings.Repeat("x", 70<<10) + `"}`, 413},
 		{"GET", "/v1/transactions/" + id, s.APIKey, "", 200},
 		{"GET", "/v1/transactions/" + id, "", "", 401},

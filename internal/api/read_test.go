@@ -14,7 +14,7 @@ import (
 
 func TestAuthentication(t *testing.T) {
 	s := testserver.Start(t, testserver.Options{})
-	created := do(t, s, "POST", "/v1/transactions", s.APIKey, payment(nil))
+	created := do(t, s, "POST", "/v1/transactions", s.APIKey, newPayment(nil))
 	path := "/v1/transactions/" + created.body["id"].(string)
 
 	_, revokedKey := s.NewMerchant(t)
@@ -36,7 +36,7 @@ func TestAuthentication(t *testing.T) {
 	} {
 		for _, ep := range []struct{ method, path string }{{"GET", path}, {"GET", "/v1/transactions"}, {"POST", "/v1/transactions"}} {
 			t.Run(c.name+" "+ep.method+" "+ep.path, func(t *testing.T) {
-				req, _ := http.NewRequest(ep.method, s.URL+ep.path, strings.NewReader(mustJSON(t, payment(nil))))
+				req, _ := http.NewRequest(ep.method, s.URL+ep.path, strings.NewReader(mustJSON(t, newPayment(nil))))
 				req.Header.Set("Content-Type", "application/json")
 				if c.header != "" {
 					req.Header.Set("Authorization", c.header)
@@ -67,7 +67,7 @@ func merchantOf(t *testing.T, s *testserver.Server, key string) string {
 func TestGetTransactionIsolation(t *testing.T) {
 	eachEngine(t, func(t *testing.T, engine string) {
 		s := testserver.Start(t, testserver.Options{DB: engine})
-		created := do(t, s, "POST", "/v1/transactions", s.APIKey, payment(nil))
+		created := do(t, s, "POST", "/v1/transactions", s.APIKey, newPayment(nil))
 		id := created.body["id"].(string)
 		_, otherKey := s.NewMerchant(t)
 		for _, c := range []struct{ name, key, id string }{
@@ -97,14 +97,14 @@ func TestListTransactions(t *testing.T) {
 			if i%5 == 0 {
 				op = "MOOV"
 			}
-			r := do(t, s, "POST", "/v1/transactions", s.APIKey, payment(map[string]any{"operator": op, "amount": 100 + i}))
+			r := do(t, s, "POST", "/v1/transactions", s.APIKey, newPayment(map[string]any{"operator": op, "amount": 100 + i}))
 			if r.status != 201 {
 				t.Fatalf("create: %d %s", r.status, r.raw)
 			}
 			ids = append(ids, r.body["id"].(string))
 		}
 		_, otherKey := s.NewMerchant(t)
-		do(t, s, "POST", "/v1/transactions", otherKey, payment(nil))
+		do(t, s, "POST", "/v1/transactions", otherKey, newPayment(nil))
 
 		page := func(query string) response {
 			t.Helper()

@@ -21,7 +21,7 @@ func (c *cli) merchantCreate(ctx context.Context, args []string) error {
 	name := fs.String("name", "", "merchant name (required)")
 	email := fs.String("email", "", "dashboard login email (required)")
 	pwStdin := fs.Bool("password-stdin", false, "read the dashboard password from standard input (required)")
-	if err := fs.Parse(args); err != nil {
+	if err := parseNone(fs, args); err != nil {
 		return err
 	}
 	if *name == "" || *email == "" || !*pwStdin {
@@ -49,7 +49,7 @@ func (c *cli) merchantCreate(ctx context.Context, args []string) error {
 
 func (c *cli) merchantList(ctx context.Context, args []string) error {
 	fs, db, asJSON := c.flags("merchant list")
-	if err := fs.Parse(args); err != nil {
+	if err := parseNone(fs, args); err != nil {
 		return err
 	}
 	a, err := c.open(ctx, *db)
@@ -77,7 +77,8 @@ func (c *cli) merchantList(ctx context.Context, args []string) error {
 func (c *cli) merchantApp(ctx context.Context, name string, args []string) (*App, string, []string, bool, error) {
 	fs, db, asJSON := c.flags(name)
 	merchant := fs.String("merchant", "", "merchant id (required)")
-	if err := fs.Parse(args); err != nil {
+	rest, err := parse(fs, args)
+	if err != nil {
 		return nil, "", nil, false, err
 	}
 	if *merchant == "" {
@@ -95,7 +96,7 @@ func (c *cli) merchantApp(ctx context.Context, name string, args []string) (*App
 		a.Close()
 		return nil, "", nil, false, err
 	}
-	return a, *merchant, fs.Args(), *asJSON, nil
+	return a, *merchant, rest, *asJSON, nil
 }
 
 func (c *cli) apikeyCreate(ctx context.Context, args []string) error {
@@ -163,10 +164,11 @@ func (c *cli) apikeyRevoke(ctx context.Context, args []string) error {
 // transaction as the operator's callback would.
 func (c *cli) sandboxAnswer(ctx context.Context, args []string, to payment.Status) error {
 	fs, db, _ := c.flags("sandbox")
-	if err := fs.Parse(args); err != nil {
+	rest, err := parse(fs, args)
+	if err != nil {
 		return err
 	}
-	if fs.NArg() != 1 {
+	if len(rest) != 1 {
 		return errors.New("usage: momopay sandbox confirm|refuse TRANSACTION_ID")
 	}
 	a, err := c.open(ctx, *db)
@@ -174,11 +176,11 @@ func (c *cli) sandboxAnswer(ctx context.Context, args []string, to payment.Statu
 		return err
 	}
 	defer a.Close()
-	merchant, err := a.Transactions.MerchantOf(ctx, fs.Arg(0))
+	merchant, err := a.Transactions.MerchantOf(ctx, rest[0])
 	if err != nil {
 		return err
 	}
-	t, changed, err := a.Payments.Settle(ctx, merchant, fs.Arg(0), to, payment.SourceSandbox, "sandbox: answered by hand")
+	t, changed, err := a.Payments.Settle(ctx, merchant, rest[0], to, payment.SourceSandbox, "sandbox: answered by hand")
 	if err != nil {
 		return err
 	}

@@ -105,6 +105,32 @@ func (c *cli) flags(name string) (*flag.FlagSet, *string, *bool) {
 	return fs, db, asJSON
 }
 
+// parse parses flags that may come before or after positional arguments
+// (momopay apikey revoke KEY_ID --db X), which flag.Parse alone does not,
+// and returns the positional ones.
+func parse(fs *flag.FlagSet, args []string) ([]string, error) {
+	var positional []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, err
+		}
+		if fs.NArg() == 0 {
+			return positional, nil
+		}
+		positional = append(positional, fs.Arg(0))
+		args = fs.Args()[1:]
+	}
+}
+
+// parseNone parses a command that takes no positional arguments.
+func parseNone(fs *flag.FlagSet, args []string) error {
+	rest, err := parse(fs, args)
+	if err == nil && len(rest) > 0 {
+		err = fmt.Errorf("%s: unexpected argument %q", fs.Name(), rest[0])
+	}
+	return err
+}
+
 func or(v, def string) string {
 	if v != "" {
 		return v
@@ -132,7 +158,7 @@ func (c *cli) table(header string, rows func(w io.Writer)) {
 
 func (c *cli) migrate(ctx context.Context, args []string) error {
 	fs, db, _ := c.flags("migrate")
-	if err := fs.Parse(args); err != nil {
+	if err := parseNone(fs, args); err != nil {
 		return err
 	}
 	a, err := c.open(ctx, *db) // Open applies the migrations
@@ -146,7 +172,7 @@ func (c *cli) migrate(ctx context.Context, args []string) error {
 
 func (c *cli) reconcileList(ctx context.Context, args []string) error {
 	fs, db, asJSON := c.flags("reconcile list")
-	if err := fs.Parse(args); err != nil {
+	if err := parseNone(fs, args); err != nil {
 		return err
 	}
 	a, err := c.open(ctx, *db)

@@ -14,7 +14,7 @@ func (c *cli) serve(ctx context.Context, args []string) error {
 	addr := fs.String("addr", or(c.getenv("MOMOPAY_ADDR"), "127.0.0.1:8080"), "listen address (env MOMOPAY_ADDR)")
 	mode := fs.String("mode", or(c.getenv("MOMOPAY_MODE"), ModeSandbox), "sandbox or live (env MOMOPAY_MODE)")
 	ttl := fs.Duration("pending-ttl", 0, "sandbox only: how long a payment may stay PENDING (default 5m)")
-	if err := fs.Parse(args); err != nil {
+	if err := parseNone(fs, args); err != nil {
 		return err
 	}
 	if *ttl != 0 && *mode != ModeSandbox {

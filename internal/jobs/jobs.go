@@ -127,7 +127,10 @@ func NewClient(db *sql.DB, sqlite bool, h *Handlers, cfg Config) (*river.Client[
 		// retrying with River's backoff rather than drop a payment.
 		MaxAttempts: 100,
 		JobTimeout:  time.Minute,
-		Logger:      cfg.Logger,
+		// A job left running by a crashed process is taken up again after
+		// this; River's default of an hour would hold webhooks that long.
+		RescueStuckJobsAfter: 2 * time.Minute,
+		Logger:               cfg.Logger,
 	})
 }
 

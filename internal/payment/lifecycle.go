@@ -41,6 +41,9 @@ func (s *Service) Settle(ctx context.Context, merchantID, id string, to Status, 
 	t, changed, err := s.store.Settle(ctx, Settlement{
 		MerchantID: merchantID, TransactionID: id, To: to,
 		At: s.now().UTC().Truncate(time.Microsecond), Source: source, Detail: detail,
+		// TIMEOUT is our own decision, not an operator's word: an expiry
+		// check that loses a race to a real outcome is no discrepancy.
+		Reconcile: to != StatusTimeout,
 	})
 	if err != nil {
 		return nil, false, err
@@ -48,7 +51,7 @@ func (s *Service) Settle(ctx context.Context, merchantID, id string, to Status, 
 	switch {
 	case changed:
 		s.log.Info("transaction settled", "transaction_id", id, "status", to, "source", source)
-	case t.Status != to:
+	case t.Status != to && to != StatusTimeout:
 		s.log.Warn("late operator outcome recorded for reconciliation", "transaction_id", id, "final", t.Status, "reported", to, "source", source)
 	}
 	return t, changed, nil

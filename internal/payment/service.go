@@ -53,6 +53,9 @@ type Settlement struct {
 	// and Detail what the operator said, for reconciliation.
 	Source string
 	Detail string
+	// Reconcile asks for a ReconciliationCase when the transaction is
+	// already final with another status.
+	Reconcile bool
 }
 
 // Service initiates payments and drives them to a final state.

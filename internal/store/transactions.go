@@ -179,7 +179,7 @@ func (s *Transactions) Settle(ctx context.Context, st payment.Settlement) (*paym
 			return err
 		}
 		out = t
-		if t.Status == st.To {
+		if t.Status == st.To || !st.Reconcile {
 			return nil
 		}
 		_, err = tx.ExecContext(ctx, `INSERT INTO reconciliation_cases
