@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/momopay/momopay/internal/payment"
 	"github.com/momopay/momopay/internal/testserver"
 )
 
@@ -118,4 +119,13 @@ func mustJSON(t testing.TB, v any) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+func newPaymentRequest(ref, op string) payment.CreateRequest {
+	return payment.CreateRequest{Reference: ref, Amount: 1000, Currency: "XAF", Operator: op, PhoneNumber: "+23566000000"}
+}
+
+func drain(resp *http.Response) {
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
 }
