@@ -17,6 +17,7 @@ type ctxKey int
 const (
 	ctxRequestID ctxKey = iota
 	ctxMerchantID
+	ctxLogMerchant
 )
 
 func requestID(ctx context.Context) string {
@@ -65,7 +66,10 @@ func withRequest(log *slog.Logger, next http.Handler) http.Handler {
 			id = uuid.NewString()
 		}
 		w.Header().Set("X-Request-Id", id)
-		r = r.WithContext(context.WithValue(r.Context(), ctxRequestID, id))
+		// requireKey fills logMerchant, deeper in the chain, for this log line.
+		var logMerchant string
+		ctx := context.WithValue(r.Context(), ctxRequestID, id)
+		r = r.WithContext(context.WithValue(ctx, ctxLogMerchant, &logMerchant))
 		rec := &statusRecorder{ResponseWriter: w}
 		start := time.Now()
 		defer func() {
@@ -79,7 +83,7 @@ func withRequest(log *slog.Logger, next http.Handler) http.Handler {
 				}
 			}
 			log.Info("request", "request_id", id, "method", r.Method, "path", r.URL.Path,
-				"status", rec.status, "duration_ms", time.Since(start).Milliseconds(), "merchant_id", merchantID(r.Context()))
+				"status", rec.status, "duration_ms", time.Since(start).Milliseconds(), "merchant_id", logMerchant)
 		}()
 		next.ServeHTTP(rec, r)
 	})
@@ -115,6 +119,9 @@ func (s *Server) requireKey(next http.Handler) http.Handler {
 			body.Error.RetryAfter = retryAfterSeconds(w, wait.Seconds())
 			writeJSON(w, http.StatusTooManyRequests, body)
 			return
+		}
+		if slot, ok := r.Context().Value(ctxLogMerchant).(*string); ok {
+			*slot = merchant
 		}
 		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), ctxMerchantID, merchant)))
 	})
