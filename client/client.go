@@ -108,7 +108,7 @@ func WithUserAgent(ua string) Option {
 }
 
 // WithMaxRetries sets how many times a retryable failure is retried; 0
-// turns retries off. See retry.go for what is retried.
+// turns retries off. The package documentation says what is retried.
 func WithMaxRetries(n int) Option {
 	return func(c *Client) { c.maxRetries = max(n, 0) }
 }

@@ -1,5 +1,3 @@
-//go:build testserver_pending
-
 package client_test
 
 import (

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/momopay/momopay/client"
+	"github.com/momopay/momopay/internal/webhook"
 )
 
 // testSecret has the form momopay issues: "whsec_" + base64 of 32 bytes.
@@ -199,5 +200,29 @@ func TestVerifyWebhookDeliveryIDFallsBackToWebhookID(t *testing.T) {
 	}
 	if ev.DeliveryID != "d-9" {
 		t.Errorf("DeliveryID = %q, want the webhook-id d-9", ev.DeliveryID)
+	}
+}
+
+// TestVerifyWebhookAcceptsServerSigner checks the SDK against the signer the
+// service really uses, so the two cannot drift apart unnoticed.
+func TestVerifyWebhookAcceptsServerSigner(t *testing.T) {
+	secret, err := webhook.NewSecret()
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := []byte(testBody)
+	h, err := webhook.SignedHeaders(secret, "d-42", client.EventTransactionFailed, signedAt, body, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ev, err := client.VerifyWebhookAt(secret, body, h, signedAt.Add(time.Second), 0)
+	if err != nil {
+		t.Fatalf("a delivery signed by internal/webhook does not verify: %v", err)
+	}
+	if ev.DeliveryID != "d-42" || ev.Data.Amount != 1500 {
+		t.Errorf("event = %+v", ev)
+	}
+	if _, err := client.VerifyWebhookAt(secret, body, h, signedAt.Add(time.Hour), 0); !errors.Is(err, client.ErrTimestampTooOld) {
+		t.Errorf("an hour later: err = %v, want ErrTimestampTooOld", err)
 	}
 }

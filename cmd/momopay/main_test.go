@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -39,7 +40,25 @@ func TestMain(m *testing.M) {
 type process struct {
 	cmd    *exec.Cmd
 	url    string
-	stdout *bytes.Buffer
+	stdout *syncBuffer
+}
+
+// syncBuffer is written by exec's copying goroutine while the test reads.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }
 
 func freeAddr(t *testing.T) string {
@@ -55,7 +74,7 @@ func serve(t *testing.T, dbURL string, args ...string) *process {
 	t.Helper()
 	addr := freeAddr(t)
 	cmd := exec.Command(binary, append([]string{"serve", "--addr", addr, "--db", dbURL}, args...)...)
-	p := &process{cmd: cmd, url: "http://" + addr, stdout: &bytes.Buffer{}}
+	p := &process{cmd: cmd, url: "http://" + addr, stdout: &syncBuffer{}}
 	cmd.Stdout = p.stdout
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
