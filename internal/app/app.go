@@ -18,6 +18,7 @@ import (
 	"github.com/momopay/momopay/internal/operator/sandbox"
 	"github.com/momopay/momopay/internal/payment"
 	"github.com/momopay/momopay/internal/store"
+	"github.com/momopay/momopay/internal/webhook"
 )
 
 // Modes of operation (DESIGN.md §4).
@@ -79,6 +80,7 @@ type App struct {
 	Transactions *store.Transactions
 	Cases        *store.ReconciliationCases
 	Payments     *payment.Service
+	Webhooks     *webhook.Service
 	Handler      http.Handler
 }
 
@@ -110,8 +112,12 @@ func (a *App) wire(ctx context.Context) error {
 		return fmt.Errorf("migrate jobs: %w", err)
 	}
 	handlers := &jobs.Handlers{}
+	// Webhook attempts mostly wait on receivers (up to 10 s each), so many
+	// workers keep dead endpoints from starving the others; River fetches
+	// at most this many per 100 ms, which bounds a burst's drain rate
+	// (about 1,000 events/s, BenchmarkDrainBurst in internal/webhook).
 	client, err := jobs.NewClient(db.DB, sqlite, handlers, jobs.Config{
-		PollInterval: cfg.JobPollInterval, WebhookWorkers: 20, Logger: quiet(cfg.Logger),
+		PollInterval: cfg.JobPollInterval, WebhookWorkers: 100, Logger: quiet(cfg.Logger),
 	})
 	if err != nil {
 		return err
@@ -121,6 +127,12 @@ func (a *App) wire(ctx context.Context) error {
 	a.APIKeys = store.NewAPIKeys(db)
 	a.Transactions = store.NewTransactions(db, client)
 	a.Cases = store.NewReconciliationCases(db)
+	a.Webhooks = webhook.NewService(webhook.Config{
+		DB: db, Jobs: client, Live: cfg.Mode == ModeLive, Now: cfg.Now, Logger: cfg.Logger,
+	})
+	// The outbox: deliveries and their jobs commit with the state change.
+	a.Transactions.OnSettled = a.Webhooks.Enqueue
+	handlers.Deliveries = a.Webhooks
 
 	operators := map[payment.Operator]operator.Operator{}
 	for _, code := range payment.Operators {

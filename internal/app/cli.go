@@ -53,9 +53,12 @@ Commands:
   apikey create|list|revoke  manage a merchant's API keys
   sandbox confirm|refuse TRANSACTION_ID  answer a sandbox payment as the payer
   reconcile list        late operator outcomes to reconcile by hand
+  webhook create|list|disable|delete  manage a merchant's webhook endpoints
+  webhook deliveries|resend|test      delivery history, manual re-send, test event
   version               print the version
 
 Every command takes --db (default: momopay.db, or MOMOPAY_DATABASE_URL).
+webhook commands follow MOMOPAY_MODE like serve (sandbox allows http and loopback URLs).
 Run "momopay COMMAND -h" for its flags.
 `
 
@@ -64,6 +67,7 @@ var subcommands = map[string][]string{
 	"apikey":    {"create", "list", "revoke"},
 	"sandbox":   {"confirm", "refuse"},
 	"reconcile": {"list"},
+	"webhook":   {"create", "list", "disable", "delete", "deliveries", "resend", "test"},
 }
 
 // commands is the command table; each entry parses its own flags.
@@ -82,6 +86,14 @@ var commands = map[string]func(c *cli, ctx context.Context, args []string) error
 		return c.sandboxAnswer(ctx, a, payment.StatusFailed)
 	},
 	"reconcile list": (*cli).reconcileList,
+
+	"webhook create":     (*cli).webhookCreate,
+	"webhook list":       (*cli).webhookList,
+	"webhook disable":    (*cli).webhookDisable,
+	"webhook delete":     (*cli).webhookDelete,
+	"webhook deliveries": (*cli).webhookDeliveries,
+	"webhook resend":     (*cli).webhookResend,
+	"webhook test":       (*cli).webhookTest,
 	"version": func(c *cli, _ context.Context, _ []string) error {
 		fmt.Fprintln(c.stdout, "momopay", Version)
 		return nil

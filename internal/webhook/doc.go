@@ -1,8 +1,18 @@
-// Package webhook signs, records and delivers the outbound events of section 6
-// of the contract; it must not decide payment state.
+// Package webhook delivers the outbound events of section 6 of the contract:
+// merchants' endpoints and their signing secrets, the transactional outbox
+// that queues one delivery per endpoint when a payment settles, signed
+// attempts on the contract's retry schedule, manual re-sends and the test
+// event. It owns the webhook_endpoints, webhook_deliveries and
+// webhook_attempts tables, and every query it makes is scoped by merchant.
 //
-// The pieces here are deliberately pure: signing (sign.go) and a hardened HTTP
-// client plus URL checks (transport.go). Which event to send, and when, is
-// decided by the payment domain; this package only makes each attempt safe and
-// verifiable for the receiver.
+// It must not decide payment state: which event a status causes is
+// payment.Status.Event, and the payment store calls Enqueue inside its own
+// settling transaction. River's webhook worker (internal/jobs) calls
+// Service.Attempt and snoozes for the delay it returns. No database
+// transaction or connection is held while a receiver answers, so a slow
+// endpoint costs one worker for at most the 10-second timeout.
+//
+// Signing (sign.go) and the hardened HTTP client with its URL and address
+// checks (transport.go) are pure and make each attempt verifiable for the
+// receiver and safe for the service.
 package webhook

@@ -1,0 +1,230 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/momopay/momopay/internal/webhook"
+)
+
+// webhookApp parses the flags of a webhook command (the shared ones,
+// --merchant, and extra ones added by more), opens the app in the mode of
+// MOMOPAY_MODE (sandbox by default, as for serve: the mode decides which
+// URLs are accepted and reachable) and checks that the merchant exists. It
+// starts no workers, so it works beside a running server.
+func (c *cli) webhookApp(ctx context.Context, name string, args []string, more func(*flag.FlagSet)) (*App, string, []string, bool, error) {
+	fs, db, asJSON := c.flags(name)
+	merchant := fs.String("merchant", "", "merchant id (required)")
+	if more != nil {
+		more(fs)
+	}
+	if err := fs.Parse(args); err != nil {
+		return nil, "", nil, false, err
+	}
+	if *merchant == "" {
+		return nil, "", nil, false, fmt.Errorf("momopay %s: --merchant is required", name)
+	}
+	a, err := Open(ctx, Config{
+		DatabaseURL: *db, Mode: or(c.getenv("MOMOPAY_MODE"), ModeSandbox),
+		Logger: slog.New(slog.NewTextHandler(c.stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
+	})
+	if err != nil {
+		return nil, "", nil, false, err
+	}
+	ok, err := a.Merchants.Exists(ctx, *merchant)
+	if err == nil && !ok {
+		err = fmt.Errorf("no merchant %q", *merchant)
+	}
+	if err != nil {
+		a.Close()
+		return nil, "", nil, false, err
+	}
+	return a, *merchant, fs.Args(), *asJSON, nil
+}
+
+// oneID checks that a command got exactly its one positional id.
+func oneID(rest []string, usage string) (string, error) {
+	if len(rest) != 1 {
+		return "", errors.New("usage: momopay " + usage)
+	}
+	return rest[0], nil
+}
+
+func (c *cli) webhookCreate(ctx context.Context, args []string) error {
+	var url *string
+	a, merchant, _, asJSON, err := c.webhookApp(ctx, "webhook create", args, func(fs *flag.FlagSet) {
+		url = fs.String("url", "", "receiver URL (required): https only in live mode")
+	})
+	if err != nil {
+		return err
+	}
+	defer a.Close()
+	if *url == "" {
+		return errors.New("usage: momopay webhook create --merchant ID --url URL [--json]")
+	}
+	e, err := a.Webhooks.CreateEndpoint(ctx, merchant, *url)
+	if err != nil {
+		return err
+	}
+	if asJSON {
+		return c.printJSON(map[string]string{"id": e.ID, "url": e.URL, "secret": e.Secret})
+	}
+	fmt.Fprintf(c.stdout, "webhook endpoint %s for %s\nsigning secret (keep it; verify X-Service-Signature with it):\n%s\n", e.ID, e.URL, e.Secret)
+	return nil
+}
+
+func (c *cli) webhookList(ctx context.Context, args []string) error {
+	a, merchant, _, asJSON, err := c.webhookApp(ctx, "webhook list", args, nil)
+	if err != nil {
+		return err
+	}
+	defer a.Close()
+	endpoints, err := a.Webhooks.Endpoints(ctx, merchant)
+	if err != nil {
+		return err
+	}
+	if asJSON {
+		return c.printJSON(map[string]any{"endpoints": endpoints})
+	}
+	c.table("ID\tURL\tENABLED\tCREATED", func(w io.Writer) {
+		for _, e := range endpoints {
+			fmt.Fprintf(w, "%s\t%s\t%t\t%s\n", e.ID, e.URL, e.Enabled, e.CreatedAt.Format(time.RFC3339))
+		}
+	})
+	return nil
+}
+
+func (c *cli) webhookDisable(ctx context.Context, args []string) error {
+	return c.webhookEndpointChange(ctx, "webhook disable", args, (*webhook.Service).DisableEndpoint, "disabled")
+}
+
+func (c *cli) webhookDelete(ctx context.Context, args []string) error {
+	return c.webhookEndpointChange(ctx, "webhook delete", args, (*webhook.Service).DeleteEndpoint, "deleted")
+}
+
+func (c *cli) webhookEndpointChange(ctx context.Context, name string, args []string,
+	change func(*webhook.Service, context.Context, string, string) error, done string) error {
+	a, merchant, rest, asJSON, err := c.webhookApp(ctx, name, args, nil)
+	if err != nil {
+		return err
+	}
+	defer a.Close()
+	id, err := oneID(rest, name+" --merchant ID ENDPOINT_ID")
+	if err != nil {
+		return err
+	}
+	if err := change(a.Webhooks, ctx, merchant, id); err != nil {
+		return err
+	}
+	if asJSON {
+		return c.printJSON(map[string]string{"id": id, "status": done})
+	}
+	fmt.Fprintf(c.stdout, "webhook endpoint %s %s\n", id, done)
+	return nil
+}
+
+func (c *cli) webhookDeliveries(ctx context.Context, args []string) error {
+	var limit *int
+	a, merchant, _, asJSON, err := c.webhookApp(ctx, "webhook deliveries", args, func(fs *flag.FlagSet) {
+		limit = fs.Int("limit", webhook.DefaultDeliveryLimit, "how many recent deliveries to show, newest first")
+	})
+	if err != nil {
+		return err
+	}
+	defer a.Close()
+	if *limit < 1 {
+		return fmt.Errorf("--limit must be at least 1")
+	}
+	ds, err := a.Webhooks.Deliveries(ctx, merchant, *limit)
+	if err != nil {
+		return err
+	}
+	if asJSON {
+		return c.printJSON(map[string]any{"deliveries": ds})
+	}
+	// One block per delivery with its attempts below it: the history is
+	// what an operator reads this for.
+	for _, d := range ds {
+		fmt.Fprintf(c.stdout, "%s  %s  transaction %s  %s  %d attempt(s)  %s\n", d.ID, d.Event, d.TransactionID, d.State, d.AttemptCount, d.URL)
+		for _, at := range d.Attempts {
+			manual := ""
+			if at.Manual {
+				manual = "  (manual re-send)"
+			}
+			fmt.Fprintf(c.stdout, "  #%d  %s  %s  %d ms%s\n", at.Number, at.AttemptedAt.Format(time.RFC3339), attemptResult(&at), at.LatencyMS, manual)
+		}
+		if d.State == webhook.StatePending && d.NextAttemptAt != nil {
+			fmt.Fprintf(c.stdout, "  next attempt at %s\n", d.NextAttemptAt.Format(time.RFC3339))
+		}
+	}
+	fmt.Fprintf(c.stdout, "%d delivery(ies)\n", len(ds))
+	return nil
+}
+
+// attemptResult is an attempt's outcome in a few words.
+func attemptResult(a *webhook.DeliveryAttempt) string {
+	var parts []string
+	if a.StatusCode != 0 {
+		parts = append(parts, fmt.Sprintf("HTTP %d", a.StatusCode))
+	}
+	if a.Error != "" {
+		parts = append(parts, a.Error)
+	}
+	return strings.Join(parts, ": ")
+}
+
+func (c *cli) webhookResend(ctx context.Context, args []string) error {
+	a, merchant, rest, asJSON, err := c.webhookApp(ctx, "webhook resend", args, nil)
+	if err != nil {
+		return err
+	}
+	defer a.Close()
+	id, err := oneID(rest, "webhook resend --merchant ID DELIVERY_ID")
+	if err != nil {
+		return err
+	}
+	at, err := a.Webhooks.Resend(ctx, merchant, id)
+	if err != nil {
+		return err
+	}
+	return c.reportSend("delivery "+id, at, asJSON, map[string]any{"delivery_id": id, "attempt": at})
+}
+
+func (c *cli) webhookTest(ctx context.Context, args []string) error {
+	a, merchant, rest, asJSON, err := c.webhookApp(ctx, "webhook test", args, nil)
+	if err != nil {
+		return err
+	}
+	defer a.Close()
+	id, err := oneID(rest, "webhook test --merchant ID ENDPOINT_ID")
+	if err != nil {
+		return err
+	}
+	res, err := a.Webhooks.Test(ctx, merchant, id)
+	if err != nil {
+		return err
+	}
+	return c.reportSend("test event to endpoint "+id, &res.DeliveryAttempt, asJSON, res)
+}
+
+// reportSend prints the outcome of a synchronous send and fails the command
+// when the receiver did not answer 2xx, so scripts can test the exit code.
+func (c *cli) reportSend(what string, a *webhook.DeliveryAttempt, asJSON bool, v any) error {
+	if asJSON {
+		if err := c.printJSON(v); err != nil {
+			return err
+		}
+	} else if a.Succeeded {
+		fmt.Fprintf(c.stdout, "%s: delivered (HTTP %d in %d ms)\n", what, a.StatusCode, a.LatencyMS)
+	}
+	if !a.Succeeded {
+		return fmt.Errorf("%s failed: %s", what, attemptResult(a))
+	}
+	return nil
+}

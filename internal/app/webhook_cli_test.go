@@ -1,0 +1,314 @@
+package app_test
+
+import (
+	"bytes"
+	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/momopay/momopay/internal/app"
+	"github.com/momopay/momopay/internal/operator/sandbox"
+	"github.com/momopay/momopay/internal/payment"
+	"github.com/momopay/momopay/internal/testserver"
+)
+
+// run runs the momopay command line in-process, as main does.
+func run(t *testing.T, env map[string]string, stdin string, args ...string) (string, error) {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	err := app.Run(context.Background(), args, func(k string) string { return env[k] }, strings.NewReader(stdin), &stdout, &stderr)
+	return stdout.String(), err
+}
+
+// runJSON runs a command with --json that must succeed and decodes stdout.
+func runJSON(t *testing.T, env map[string]string, args ...string) map[string]any {
+	t.Helper()
+	// Flags end at the first argument that is not one: put --json first.
+	full := append([]string{args[0], args[1], "--json"}, args[2:]...)
+	out, err := run(t, env, "", full...)
+	if err != nil {
+		t.Fatalf("momopay %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	var v map[string]any
+	if err := json.Unmarshal([]byte(out), &v); err != nil {
+		t.Fatalf("momopay %s: stdout is not JSON: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return v
+}
+
+// hookReceiver records what it is sent and answers with status(n).
+type hookReceiver struct {
+	*httptest.Server
+	mu     sync.Mutex
+	bodies [][]byte
+	heads  []http.Header
+	status func(n int) int
+}
+
+func newHookReceiver(t *testing.T, status func(n int) int) *hookReceiver {
+	rc := &hookReceiver{status: status}
+	rc.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		rc.mu.Lock()
+		rc.bodies, rc.heads = append(rc.bodies, b), append(rc.heads, r.Header.Clone())
+		n := len(rc.bodies)
+		rc.mu.Unlock()
+		if rc.status != nil {
+			w.WriteHeader(rc.status(n))
+		}
+	}))
+	t.Cleanup(rc.Close)
+	return rc
+}
+
+func (rc *hookReceiver) count() int {
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	return len(rc.bodies)
+}
+
+func (rc *hookReceiver) last() (http.Header, []byte) {
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	return rc.heads[len(rc.heads)-1], rc.bodies[len(rc.bodies)-1]
+}
+
+func (rc *hookReceiver) body(i int) []byte {
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	return rc.bodies[i]
+}
+
+func signed(secret string, body []byte) string {
+	mac := hmac.New(sha256.New, []byte(secret))
+	mac.Write(body)
+	return "sha256=" + hex.EncodeToString(mac.Sum(nil))
+}
+
+func newMerchantCLI(t *testing.T, env map[string]string) string {
+	t.Helper()
+	out, err := run(t, env, "correct horse battery\n", "merchant", "create", "--name", "Shop", "--email", "shop@example.com", "--password-stdin", "--json")
+	if err != nil {
+		t.Fatalf("merchant create: %v", err)
+	}
+	var m map[string]string
+	json.Unmarshal([]byte(out), &m)
+	return m["id"]
+}
+
+func TestWebhookCLIEndpoints(t *testing.T) {
+	t.Parallel()
+	env := map[string]string{"MOMOPAY_DATABASE_URL": filepath.Join(t.TempDir(), "cli.db")}
+	merchant := newMerchantCLI(t, env)
+	fail := false
+	var failMu sync.Mutex
+	rc := newHookReceiver(t, func(int) int {
+		failMu.Lock()
+		defer failMu.Unlock()
+		if fail {
+			return http.StatusInternalServerError
+		}
+		return http.StatusOK
+	})
+
+	created := runJSON(t, env, "webhook", "create", "--merchant", merchant, "--url", rc.URL)
+	secret, _ := created["secret"].(string)
+	id, _ := created["id"].(string)
+	if len(created) != 3 || created["url"] != rc.URL || !strings.HasPrefix(secret, "whsec_") || id == "" {
+		t.Fatalf("create printed %v, want exactly id, url and secret", created)
+	}
+
+	for _, args := range [][]string{{"--json"}, {}} {
+		out, err := run(t, env, "", append([]string{"webhook", "list", "--merchant", merchant}, args...)...)
+		if err != nil || !strings.Contains(out, id) || strings.Contains(out, "whsec_") || strings.Contains(out, "secret") {
+			t.Fatalf("list %v: %v\n%s\n(want the endpoint, no secret)", args, err, out)
+		}
+	}
+
+	res := runJSON(t, env, "webhook", "test", "--merchant", merchant, id)
+	if res["succeeded"] != true || res["status_code"] != float64(200) || res["delivery_id"] == "" {
+		t.Fatalf("test printed %v", res)
+	}
+	h, body := rc.last()
+	if rc.count() != 1 || h.Get("X-Service-Test") != "true" || h.Get("X-Service-Signature") != signed(secret, body) ||
+		!strings.Contains(string(body), `"event":"transaction.test"`) {
+		t.Fatalf("receiver got %d requests; last %v %s", rc.count(), h, body)
+	}
+	failMu.Lock()
+	fail = true
+	failMu.Unlock()
+	if out, err := run(t, env, "", "webhook", "test", "--merchant", merchant, id); err == nil || !strings.Contains(err.Error(), "HTTP 500") {
+		t.Fatalf("test against a failing receiver: %v\n%s", err, out)
+	}
+
+	if out, err := run(t, env, "", "webhook", "disable", "--merchant", merchant, id); err != nil || !strings.Contains(out, "disabled") {
+		t.Fatalf("disable: %v %s", err, out)
+	}
+	list := runJSON(t, env, "webhook", "list", "--merchant", merchant)["endpoints"].([]any)
+	if len(list) != 1 || list[0].(map[string]any)["enabled"] != false {
+		t.Fatalf("after disable: %v", list)
+	}
+	if _, err := run(t, env, "", "webhook", "delete", "--merchant", merchant, id); err != nil {
+		t.Fatal(err)
+	}
+	if list := runJSON(t, env, "webhook", "list", "--merchant", merchant)["endpoints"].([]any); len(list) != 0 {
+		t.Fatalf("after delete: %v", list)
+	}
+
+	errorsWanted := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"webhook", "delete", "--merchant", merchant, id}, "not found"},
+		{[]string{"webhook", "test", "--merchant", merchant, id}, "not found"},
+		{[]string{"webhook", "create", "--merchant", merchant, "--url", "ftp://example.com/"}, "http:// or https://"},
+		{[]string{"webhook", "create", "--merchant", merchant}, "usage"},
+		{[]string{"webhook", "create", "--url", rc.URL}, "--merchant is required"},
+		{[]string{"webhook", "list", "--merchant", "5b0e8b8e-0000-4000-8000-000000000000"}, "no merchant"},
+		{[]string{"webhook", "disable", "--merchant", merchant}, "usage"},
+		{[]string{"webhook", "resend", "--merchant", merchant, "not-a-delivery"}, "not found"},
+		{[]string{"webhook", "frobnicate"}, "unknown command"},
+	}
+	for _, tt := range errorsWanted {
+		if out, err := run(t, env, "", tt.args...); err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("momopay %s: %v (stdout %q), want an error about %q", strings.Join(tt.args, " "), err, out, tt.want)
+		}
+	}
+	// MOMOPAY_MODE is honoured: live mode never registers an http URL.
+	live := map[string]string{"MOMOPAY_DATABASE_URL": env["MOMOPAY_DATABASE_URL"], "MOMOPAY_MODE": "live"}
+	if _, err := run(t, live, "", "webhook", "create", "--merchant", merchant, "--url", rc.URL); err == nil {
+		t.Error("live mode accepted an http loopback URL")
+	}
+}
+
+// TestWebhookCLIDeliveriesAndResend drives a delivery to undelivered with
+// an app on a fake clock, then lists and re-sends it from the command line.
+func TestWebhookCLIDeliveriesAndResend(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	dbPath := filepath.Join(t.TempDir(), "cli.db")
+	env := map[string]string{"MOMOPAY_DATABASE_URL": dbPath}
+	merchant := newMerchantCLI(t, env)
+	rc := newHookReceiver(t, func(n int) int {
+		if n <= 5 {
+			return http.StatusBadGateway
+		}
+		return http.StatusAccepted
+	})
+	endpoint := runJSON(t, env, "webhook", "create", "--merchant", merchant, "--url", rc.URL)
+
+	now := time.Date(2026, 5, 1, 8, 0, 0, 0, time.UTC)
+	a, err := app.Open(ctx, app.Config{DatabaseURL: dbPath, Now: func() time.Time { return now },
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tx, err := a.Payments.Initiate(ctx, merchant, payment.CreateRequest{Reference: "cli-1", Amount: 900, Currency: "XAF",
+		Operator: "AIRTEL", PhoneNumber: sandbox.PhoneNoAnswer})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := a.Payments.Settle(ctx, merchant, tx.ID, payment.StatusFailed, payment.SourceSandbox, ""); err != nil {
+		t.Fatal(err)
+	}
+	ds, _ := a.Webhooks.Deliveries(ctx, merchant, 0)
+	deliveryID := ds[0].ID
+	if _, err := run(t, env, "", "webhook", "resend", "--merchant", merchant, deliveryID); err == nil || !strings.Contains(err.Error(), "only an undelivered") {
+		t.Fatalf("re-send of a pending delivery: %v", err)
+	}
+	for {
+		wait, err := a.Webhooks.Attempt(ctx, merchant, deliveryID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if wait == 0 {
+			break
+		}
+		now = now.Add(wait)
+	}
+	a.Close()
+
+	got := runJSON(t, env, "webhook", "deliveries", "--merchant", merchant)["deliveries"].([]any)
+	d := got[0].(map[string]any)
+	attempts := d["attempts"].([]any)
+	if len(got) != 1 || d["id"] != deliveryID || d["state"] != "undelivered" || d["event"] != "transaction.failed" ||
+		d["endpoint_id"] != endpoint["id"] || d["transaction_id"] != tx.ID || len(attempts) != 5 {
+		t.Fatalf("deliveries printed %v", got)
+	}
+	if a5 := attempts[4].(map[string]any); a5["number"] != float64(5) || a5["status_code"] != float64(502) || a5["manual"] != false ||
+		a5["attempted_at"] != "2026-05-01T10:36:00Z" {
+		t.Fatalf("fifth attempt %v, want 502 at 2 h 36 min", a5)
+	}
+	if out, err := run(t, env, "", "webhook", "deliveries", "--merchant", merchant); err != nil || !strings.Contains(out, "undelivered") || !strings.Contains(out, "HTTP 502") {
+		t.Fatalf("deliveries table: %v\n%s", err, out)
+	}
+
+	out, err := run(t, env, "", "webhook", "resend", "--merchant", merchant, deliveryID)
+	if err != nil || !strings.Contains(out, "delivered (HTTP 202") {
+		t.Fatalf("resend: %v\n%s", err, out)
+	}
+	h, body := rc.last()
+	if rc.count() != 6 || h.Get("X-Service-Delivery-Id") != deliveryID || !bytes.Equal(body, rc.body(0)) ||
+		h.Get("X-Service-Signature") != signed(endpoint["secret"].(string), body) {
+		t.Fatalf("re-send: %d requests, id %s, same bytes %v", rc.count(), h.Get("X-Service-Delivery-Id"), bytes.Equal(body, rc.body(0)))
+	}
+	d = runJSON(t, env, "webhook", "deliveries", "--merchant", merchant)["deliveries"].([]any)[0].(map[string]any)
+	attempts = d["attempts"].([]any)
+	if d["state"] != "delivered" || len(attempts) != 6 || attempts[5].(map[string]any)["manual"] != true {
+		t.Fatalf("after re-send: %v", d)
+	}
+	if _, err := run(t, env, "", "webhook", "resend", "--merchant", merchant, deliveryID); err == nil {
+		t.Fatal("re-send of a delivered delivery succeeded")
+	}
+}
+
+// TestWebhookCLIWhileServing registers an endpoint from the command line
+// on the database of a running server, which then delivers to it.
+func TestWebhookCLIWhileServing(t *testing.T) {
+	t.Parallel()
+	for _, engine := range testserver.Engines {
+		t.Run(engine, func(t *testing.T) {
+			t.Parallel()
+			s := testserver.Start(t, testserver.Options{DB: engine})
+			env := map[string]string{"MOMOPAY_DATABASE_URL": s.DatabaseURL}
+			rc := newHookReceiver(t, nil)
+			runJSON(t, env, "webhook", "create", "--merchant", s.MerchantID, "--url", rc.URL)
+
+			body := `{"reference":"cli-live-1","amount":1500,"currency":"XAF","operator":"MOOV","phone_number":"` + sandbox.PhoneSuccess + `"}`
+			req, _ := http.NewRequest(http.MethodPost, s.URL+"/v1/transactions", strings.NewReader(body))
+			req.Header.Set("Authorization", "Bearer "+s.APIKey)
+			req.Header.Set("Content-Type", "application/json")
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil || resp.StatusCode != http.StatusCreated {
+				t.Fatalf("create payment: %v %v", err, resp)
+			}
+			resp.Body.Close()
+
+			deadline := time.Now().Add(15 * time.Second)
+			for {
+				ds := runJSON(t, env, "webhook", "deliveries", "--merchant", s.MerchantID)["deliveries"].([]any)
+				if len(ds) == 1 && ds[0].(map[string]any)["state"] == "delivered" {
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("no delivered delivery after 15 s: %v (receiver saw %d)", ds, rc.count())
+				}
+				time.Sleep(100 * time.Millisecond)
+			}
+			if _, b := rc.last(); rc.count() != 1 || !strings.Contains(string(b), `"event":"transaction.success"`) {
+				t.Fatalf("receiver saw %d requests: %s", rc.count(), b)
+			}
+		})
+	}
+}

@@ -1,0 +1,126 @@
+package webhook_test
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/momopay/momopay/internal/app"
+	"github.com/momopay/momopay/internal/operator/sandbox"
+	"github.com/momopay/momopay/internal/payment"
+	"github.com/momopay/momopay/internal/testdb"
+)
+
+// burst is how many deliveries one BenchmarkDrainBurst iteration drains.
+// The default keeps a CI run (-benchtime 1x) to seconds; the README's figure
+// is measured with -webhook.burst=10000.
+var burst = flag.Int("webhook.burst", 1000, "deliveries per BenchmarkDrainBurst iteration")
+
+// Shape of the burst: many merchants with several endpoints each, as a busy
+// minute of settlements produces.
+const (
+	benchMerchants = 10
+	benchEndpoints = 5
+)
+
+// BenchmarkDrainBurst measures how fast the real worker path (River's
+// webhooks queue, the production worker count, Attempt, signing, HTTP,
+// recording) drains a backlog of deliveries to a local receiver that
+// answers 204 at once. The backlog is queued first through the real outbox
+// (payments settled with Payments.Settle); the clock runs from starting the
+// workers until every delivery is recorded delivered. It reports events/s.
+func BenchmarkDrainBurst(b *testing.B) {
+	perEndpoint := max(*burst/(benchMerchants*benchEndpoints), 1)
+	total := perEndpoint * benchMerchants * benchEndpoints
+	for _, engine := range testdb.Engines {
+		b.Run(engine, func(b *testing.B) {
+			var elapsed time.Duration
+			for range b.N {
+				b.StopTimer()
+				a, received := prepareBurst(b, engine, perEndpoint)
+				ctx := context.Background()
+				b.StartTimer()
+				start := time.Now()
+				if err := a.Jobs.Start(ctx); err != nil {
+					b.Fatal(err)
+				}
+				waitDelivered(b, a, received, total)
+				elapsed += time.Since(start)
+				b.StopTimer()
+				a.Jobs.Stop(ctx)
+				a.Close()
+			}
+			b.ReportMetric(float64(total*b.N)/elapsed.Seconds(), "events/s")
+			b.ReportMetric(0, "ns/op") // the figure is events/s; one op is a whole burst
+		})
+	}
+}
+
+func prepareBurst(b *testing.B, engine string, perEndpoint int) (*app.App, *atomic.Int64) {
+	b.Helper()
+	ctx := context.Background()
+	var received atomic.Int64
+	rc := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		received.Add(1)
+		w.WriteHeader(http.StatusNoContent)
+	}))
+	b.Cleanup(rc.Close)
+	a, err := app.Open(ctx, app.Config{DatabaseURL: testdb.URL(b, engine), Logger: quietLog})
+	if err != nil {
+		b.Fatal(err)
+	}
+	f := &fixture{app: a, clock: &clock{t: time.Now()}}
+	for m := range benchMerchants {
+		merchant := f.newMerchant(b)
+		for range benchEndpoints {
+			if _, err := a.Webhooks.CreateEndpoint(ctx, merchant, rc.URL); err != nil {
+				b.Fatal(err)
+			}
+		}
+		for i := range perEndpoint {
+			tx, err := a.Payments.Initiate(ctx, merchant, payment.CreateRequest{Reference: fmt.Sprintf("burst-%d-%d", m, i),
+				Amount: 1000, Currency: "XAF", Operator: "AIRTEL", PhoneNumber: sandbox.PhoneNoAnswer})
+			if err != nil {
+				b.Fatal(err)
+			}
+			if _, _, err := a.Payments.Settle(ctx, merchant, tx.ID, payment.StatusSuccess, payment.SourceSandbox, ""); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	// Only the deliveries are measured: drop the settled payments' poll and
+	// expiry jobs, which would find them final and end.
+	if _, err := a.DB.ExecContext(ctx, `DELETE FROM river_job WHERE kind <> 'webhook_deliver'`); err != nil {
+		b.Fatal(err)
+	}
+	return a, &received
+}
+
+func waitDelivered(b *testing.B, a *app.App, received *atomic.Int64, want int) {
+	b.Helper()
+	deadline := time.Now().Add(10 * time.Minute)
+	for received.Load() < int64(want) {
+		if time.Now().After(deadline) {
+			b.Fatalf("only %d of %d deliveries arrived", received.Load(), want)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	for {
+		var n int
+		if err := a.DB.QueryRow(`SELECT COUNT(*) FROM webhook_deliveries WHERE state = 'delivered'`).Scan(&n); err != nil {
+			b.Fatal(err)
+		}
+		if n == want {
+			return
+		}
+		if time.Now().After(deadline) {
+			b.Fatalf("%d of %d deliveries recorded delivered", n, want)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}

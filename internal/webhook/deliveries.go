@@ -1,0 +1,179 @@
+package webhook
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/momopay/momopay/internal/store"
+)
+
+// DeliveryState is where a delivery stands (contract section 3, last rule).
+type DeliveryState string
+
+// A delivery is pending until a 2xx (delivered) or its fifth failed attempt
+// (undelivered); a manual re-send can still turn undelivered into delivered.
+const (
+	StatePending     DeliveryState = "pending"
+	StateDelivered   DeliveryState = "delivered"
+	StateUndelivered DeliveryState = "undelivered"
+)
+
+// Delivery is one event for one endpoint. Its id is the X-Service-Delivery-Id
+// and webhook-id of every attempt, automatic or manual, and Payload holds
+// the exact bytes sent each time: receivers dedupe on the id and verify the
+// signature over those bytes.
+type Delivery struct {
+	ID            string          `json:"id"`
+	EndpointID    string          `json:"endpoint_id"`
+	URL           string          `json:"url"`
+	Event         string          `json:"event"`
+	TransactionID string          `json:"transaction_id"`
+	State         DeliveryState   `json:"state"`
+	AttemptCount  int             `json:"attempt_count"`
+	NextAttemptAt *time.Time      `json:"next_attempt_at"`
+	CreatedAt     time.Time       `json:"created_at"`
+	UpdatedAt     time.Time       `json:"updated_at"`
+	Payload       json.RawMessage `json:"payload"`
+	// Attempts is the history, oldest first.
+	Attempts []DeliveryAttempt `json:"attempts"`
+}
+
+// DeliveryAttempt is the record of one POST: what a merchant needs to see
+// why their endpoint did not take an event. StatusCode is 0 when no answer
+// came (Error then says why: timeout, DNS, refused connection, forbidden
+// address).
+type DeliveryAttempt struct {
+	Number          int       `json:"number"`
+	Manual          bool      `json:"manual"`
+	AttemptedAt     time.Time `json:"attempted_at"`
+	StatusCode      int       `json:"status_code,omitempty"`
+	Error           string    `json:"error,omitempty"`
+	LatencyMS       int64     `json:"latency_ms"`
+	ResponseExcerpt string    `json:"response_excerpt,omitempty"`
+	// Succeeded reports a 2xx answer, the contract's only success.
+	Succeeded bool `json:"succeeded"`
+}
+
+// DefaultDeliveryLimit is how many deliveries a listing returns by default.
+const DefaultDeliveryLimit = 50
+
+const deliveryColumns = `d.id, d.endpoint_id, e.url, d.event, d.transaction_id, d.state, d.attempts,
+	d.next_attempt_at, d.created_at, d.updated_at, d.payload`
+
+func scanDelivery(row interface{ Scan(...any) error }) (*Delivery, error) {
+	var d Delivery
+	var next, created, updated store.Timestamp
+	var payload string
+	err := row.Scan(&d.ID, &d.EndpointID, &d.URL, &d.Event, &d.TransactionID, &d.State, &d.AttemptCount,
+		&next, &created, &updated, &payload)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, ErrDeliveryNotFound
+	}
+	if err != nil {
+		return nil, err
+	}
+	if !next.IsZero() {
+		d.NextAttemptAt = &next.Time
+	}
+	d.CreatedAt, d.UpdatedAt, d.Payload = created.Time, updated.Time, json.RawMessage(payload)
+	d.Attempts = []DeliveryAttempt{}
+	return &d, nil
+}
+
+// Deliveries returns the merchant's most recent deliveries, newest first,
+// each with its attempts. limit <= 0 means DefaultDeliveryLimit.
+func (s *Service) Deliveries(ctx context.Context, merchantID string, limit int) ([]Delivery, error) {
+	out := []Delivery{}
+	if !isUUID(merchantID) {
+		return out, nil
+	}
+	if limit <= 0 {
+		limit = DefaultDeliveryLimit
+	}
+	rows, err := s.db.QueryContext(ctx, `SELECT `+deliveryColumns+`
+		FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id AND e.merchant_id = d.merchant_id
+		WHERE d.merchant_id = $1 ORDER BY d.created_at DESC, d.id DESC LIMIT $2`, merchantID, limit)
+	if err != nil {
+		return nil, err
+	}
+	byID := map[string]int{}
+	for rows.Next() {
+		d, err := scanDelivery(rows)
+		if err != nil {
+			rows.Close()
+			return nil, err
+		}
+		byID[d.ID] = len(out)
+		out = append(out, *d)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil || len(out) == 0 {
+		return out, err
+	}
+	ids := make([]string, 0, len(out))
+	for _, d := range out {
+		ids = append(ids, d.ID)
+	}
+	err = s.attempts(ctx, merchantID, ids, func(deliveryID string, a DeliveryAttempt) {
+		d := &out[byID[deliveryID]]
+		d.Attempts = append(d.Attempts, a)
+	})
+	return out, err
+}
+
+// Delivery returns one of the merchant's deliveries with its attempts.
+func (s *Service) Delivery(ctx context.Context, merchantID, deliveryID string) (*Delivery, error) {
+	if !isUUID(merchantID, deliveryID) {
+		return nil, ErrDeliveryNotFound
+	}
+	d, err := scanDelivery(s.db.QueryRowContext(ctx, `SELECT `+deliveryColumns+`
+		FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id AND e.merchant_id = d.merchant_id
+		WHERE d.merchant_id = $1 AND d.id = $2`, merchantID, deliveryID))
+	if err != nil {
+		return nil, err
+	}
+	err = s.attempts(ctx, merchantID, []string{deliveryID}, func(_ string, a DeliveryAttempt) {
+		d.Attempts = append(d.Attempts, a)
+	})
+	return d, err
+}
+
+// attempts calls add for every attempt of the given deliveries, oldest first.
+func (s *Service) attempts(ctx context.Context, merchantID string, deliveryIDs []string, add func(string, DeliveryAttempt)) error {
+	args := []any{merchantID}
+	marks := make([]string, len(deliveryIDs))
+	for i, id := range deliveryIDs {
+		args = append(args, id)
+		marks[i] = fmt.Sprintf("$%d", i+2)
+	}
+	rows, err := s.db.QueryContext(ctx, `SELECT delivery_id, number, manual, attempted_at, status_code, error, latency_ms, response_excerpt
+		FROM webhook_attempts WHERE merchant_id = $1 AND delivery_id IN (`+strings.Join(marks, ", ")+`)
+		ORDER BY attempted_at, number`, args...)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var deliveryID string
+		var a DeliveryAttempt
+		var at store.Timestamp
+		var code sql.NullInt64
+		if err := rows.Scan(&deliveryID, &a.Number, &a.Manual, &at, &code, &a.Error, &a.LatencyMS, &a.ResponseExcerpt); err != nil {
+			return err
+		}
+		a.AttemptedAt, a.StatusCode = at.Time, int(code.Int64)
+		a.Succeeded = success(a.StatusCode)
+		add(deliveryID, a)
+	}
+	return rows.Err()
+}
+
+// success is the contract's definition: any 2xx.
+func success(code int) bool { return code >= 200 && code <= 299 }

@@ -1,0 +1,121 @@
+package webhook
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/momopay/momopay/internal/payment"
+	"github.com/momopay/momopay/internal/store"
+)
+
+// Endpoint is a URL where a merchant receives events, with the secret that
+// signs them. Secret is filled only by CreateEndpoint and never encoded to
+// JSON, so a listing or a log line cannot leak it.
+type Endpoint struct {
+	ID         string    `json:"id"`
+	MerchantID string    `json:"merchant_id"`
+	URL        string    `json:"url"`
+	Secret     string    `json:"-"`
+	Enabled    bool      `json:"enabled"`
+	CreatedAt  time.Time `json:"created_at"`
+}
+
+// CreateEndpoint registers url for merchantID with a fresh signing secret,
+// enabled. The URL is checked for the service's mode (ValidateURL); a bad
+// one gives a payment.EINVALID error whose "url" field says why, written for
+// the merchant. The returned Endpoint carries the secret: show it to the
+// merchant, who needs it to verify signatures.
+func (s *Service) CreateEndpoint(ctx context.Context, merchantID, url string) (*Endpoint, error) {
+	if err := ValidateURL(url, s.live); err != nil {
+		return nil, &payment.Error{Code: payment.EINVALID, Message: err.Error(), Fields: map[string]string{"url": err.Error()}}
+	}
+	if !isUUID(merchantID) {
+		return nil, payment.Errorf(payment.ENOTFOUND, "merchant not found")
+	}
+	secret, err := NewSecret()
+	if err != nil {
+		return nil, err
+	}
+	e := &Endpoint{ID: uuid.NewString(), MerchantID: merchantID, URL: url, Secret: secret, Enabled: true, CreatedAt: s.stamp()}
+	_, err = s.db.ExecContext(ctx, `INSERT INTO webhook_endpoints (id, merchant_id, url, secret, enabled, created_at)
+		VALUES ($1, $2, $3, $4, $5, $6)`, e.ID, e.MerchantID, e.URL, e.Secret, e.Enabled, s.db.Time(e.CreatedAt))
+	if err != nil {
+		return nil, err
+	}
+	return e, nil
+}
+
+// Endpoints lists the merchant's endpoints that are not deleted, oldest
+// first, without their secrets.
+func (s *Service) Endpoints(ctx context.Context, merchantID string) ([]Endpoint, error) {
+	out := []Endpoint{}
+	if !isUUID(merchantID) {
+		return out, nil
+	}
+	rows, err := s.db.QueryContext(ctx, `SELECT id, merchant_id, url, enabled, created_at FROM webhook_endpoints
+		WHERE merchant_id = $1 AND deleted_at IS NULL ORDER BY created_at, id`, merchantID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var e Endpoint
+		var created store.Timestamp
+		if err := rows.Scan(&e.ID, &e.MerchantID, &e.URL, &e.Enabled, &created); err != nil {
+			return nil, err
+		}
+		e.CreatedAt = created.Time
+		out = append(out, e)
+	}
+	return out, rows.Err()
+}
+
+// DisableEndpoint stops new deliveries to an endpoint; deliveries already
+// queued for it are marked undelivered instead of attempted, so the
+// merchant can still re-send them by hand.
+func (s *Service) DisableEndpoint(ctx context.Context, merchantID, endpointID string) error {
+	return s.updateEndpoint(ctx, `UPDATE webhook_endpoints SET enabled = FALSE
+		WHERE merchant_id = $1 AND id = $2 AND deleted_at IS NULL`, merchantID, endpointID)
+}
+
+// DeleteEndpoint removes an endpoint from the merchant's view. The row stays
+// (deleted_at is set) because past deliveries and their attempt history
+// refer to it and remain readable.
+func (s *Service) DeleteEndpoint(ctx context.Context, merchantID, endpointID string) error {
+	return s.updateEndpoint(ctx, `UPDATE webhook_endpoints SET enabled = FALSE, deleted_at = $3
+		WHERE merchant_id = $1 AND id = $2 AND deleted_at IS NULL`, merchantID, endpointID, s.db.Time(s.stamp()))
+}
+
+func (s *Service) updateEndpoint(ctx context.Context, query, merchantID, endpointID string, more ...any) error {
+	if !isUUID(merchantID, endpointID) {
+		return ErrEndpointNotFound
+	}
+	res, err := s.db.ExecContext(ctx, query, append([]any{merchantID, endpointID}, more...)...)
+	if err != nil {
+		return err
+	}
+	if n, err := res.RowsAffected(); err != nil {
+		return err
+	} else if n == 0 {
+		return ErrEndpointNotFound
+	}
+	return nil
+}
+
+// endpointSecret returns the URL and secret of a live (not deleted)
+// endpoint, for the test event.
+func (s *Service) endpointSecret(ctx context.Context, merchantID, endpointID string) (url, secret string, err error) {
+	if !isUUID(merchantID, endpointID) {
+		return "", "", ErrEndpointNotFound
+	}
+	err = s.db.QueryRowContext(ctx, `SELECT url, secret FROM webhook_endpoints
+		WHERE merchant_id = $1 AND id = $2 AND deleted_at IS NULL`, merchantID, endpointID).Scan(&url, &secret)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", "", ErrEndpointNotFound
+	}
+	return url, secret, err
+}
