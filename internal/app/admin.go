@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"strings"
@@ -72,11 +73,16 @@ func (c *cli) merchantList(ctx context.Context, args []string) error {
 	return nil
 }
 
-// merchantApp parses the flags of a command scoped to one merchant, opens
-// the app and checks that the merchant exists.
-func (c *cli) merchantApp(ctx context.Context, name string, args []string) (*App, string, []string, bool, error) {
+// merchantApp parses the flags of a command scoped to one merchant (the
+// shared ones, --merchant, and any that more adds), opens the app without
+// workers, so it works beside a running server, and checks that the
+// merchant exists. It returns the positional arguments.
+func (c *cli) merchantApp(ctx context.Context, name string, args []string, more func(*flag.FlagSet)) (*App, string, []string, bool, error) {
 	fs, db, asJSON := c.flags(name)
 	merchant := fs.String("merchant", "", "merchant id (required)")
+	if more != nil {
+		more(fs)
+	}
 	rest, err := parse(fs, args)
 	if err != nil {
 		return nil, "", nil, false, err
@@ -100,7 +106,7 @@ func (c *cli) merchantApp(ctx context.Context, name string, args []string) (*App
 }
 
 func (c *cli) apikeyCreate(ctx context.Context, args []string) error {
-	a, merchant, _, asJSON, err := c.merchantApp(ctx, "apikey create", args)
+	a, merchant, _, asJSON, err := c.merchantApp(ctx, "apikey create", args, nil)
 	if err != nil {
 		return err
 	}
@@ -117,7 +123,7 @@ func (c *cli) apikeyCreate(ctx context.Context, args []string) error {
 }
 
 func (c *cli) apikeyList(ctx context.Context, args []string) error {
-	a, merchant, _, asJSON, err := c.merchantApp(ctx, "apikey list", args)
+	a, merchant, _, asJSON, err := c.merchantApp(ctx, "apikey list", args, nil)
 	if err != nil {
 		return err
 	}
@@ -145,7 +151,7 @@ func when(t *time.Time) string {
 }
 
 func (c *cli) apikeyRevoke(ctx context.Context, args []string) error {
-	a, merchant, rest, _, err := c.merchantApp(ctx, "apikey revoke", args)
+	a, merchant, rest, _, err := c.merchantApp(ctx, "apikey revoke", args, nil)
 	if err != nil {
 		return err
 	}

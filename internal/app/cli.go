@@ -150,9 +150,11 @@ func or(v, def string) string {
 	return def
 }
 
-// open wires the app for an administrative command: no workers, quiet logs.
+// open wires the app for an administrative command: no workers, quiet
+// logs, and the mode of MOMOPAY_MODE as for serve (the mode decides, for
+// one, which webhook URLs are accepted).
 func (c *cli) open(ctx context.Context, dbURL string) (*App, error) {
-	return Open(ctx, Config{DatabaseURL: dbURL, Logger: slog.New(slog.NewTextHandler(c.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))})
+	return Open(ctx, Config{DatabaseURL: dbURL, Mode: or(c.getenv("MOMOPAY_MODE"), ModeSandbox), Logger: slog.New(slog.NewTextHandler(c.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))})
 }
 
 func (c *cli) printJSON(v any) error {

@@ -6,47 +6,11 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"log/slog"
 	"strings"
 	"time"
 
 	"github.com/momopay/momopay/internal/webhook"
 )
-
-// webhookApp parses the flags of a webhook command (the shared ones,
-// --merchant, and extra ones added by more), opens the app in the mode of
-// MOMOPAY_MODE (sandbox by default, as for serve: the mode decides which
-// URLs are accepted and reachable) and checks that the merchant exists. It
-// starts no workers, so it works beside a running server.
-func (c *cli) webhookApp(ctx context.Context, name string, args []string, more func(*flag.FlagSet)) (*App, string, []string, bool, error) {
-	fs, db, asJSON := c.flags(name)
-	merchant := fs.String("merchant", "", "merchant id (required)")
-	if more != nil {
-		more(fs)
-	}
-	if err := fs.Parse(args); err != nil {
-		return nil, "", nil, false, err
-	}
-	if *merchant == "" {
-		return nil, "", nil, false, fmt.Errorf("momopay %s: --merchant is required", name)
-	}
-	a, err := Open(ctx, Config{
-		DatabaseURL: *db, Mode: or(c.getenv("MOMOPAY_MODE"), ModeSandbox),
-		Logger: slog.New(slog.NewTextHandler(c.stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
-	})
-	if err != nil {
-		return nil, "", nil, false, err
-	}
-	ok, err := a.Merchants.Exists(ctx, *merchant)
-	if err == nil && !ok {
-		err = fmt.Errorf("no merchant %q", *merchant)
-	}
-	if err != nil {
-		a.Close()
-		return nil, "", nil, false, err
-	}
-	return a, *merchant, fs.Args(), *asJSON, nil
-}
 
 // oneID checks that a command got exactly its one positional id.
 func oneID(rest []string, usage string) (string, error) {
@@ -58,7 +22,7 @@ func oneID(rest []string, usage string) (string, error) {
 
 func (c *cli) webhookCreate(ctx context.Context, args []string) error {
 	var url *string
-	a, merchant, _, asJSON, err := c.webhookApp(ctx, "webhook create", args, func(fs *flag.FlagSet) {
+	a, merchant, _, asJSON, err := c.merchantApp(ctx, "webhook create", args, func(fs *flag.FlagSet) {
 		url = fs.String("url", "", "receiver URL (required): https only in live mode")
 	})
 	if err != nil {
@@ -80,7 +44,7 @@ func (c *cli) webhookCreate(ctx context.Context, args []string) error {
 }
 
 func (c *cli) webhookList(ctx context.Context, args []string) error {
-	a, merchant, _, asJSON, err := c.webhookApp(ctx, "webhook list", args, nil)
+	a, merchant, _, asJSON, err := c.merchantApp(ctx, "webhook list", args, nil)
 	if err != nil {
 		return err
 	}
@@ -110,7 +74,7 @@ func (c *cli) webhookDelete(ctx context.Context, args []string) error {
 
 func (c *cli) webhookEndpointChange(ctx context.Context, name string, args []string,
 	change func(*webhook.Service, context.Context, string, string) error, done string) error {
-	a, merchant, rest, asJSON, err := c.webhookApp(ctx, name, args, nil)
+	a, merchant, rest, asJSON, err := c.merchantApp(ctx, name, args, nil)
 	if err != nil {
 		return err
 	}
@@ -131,7 +95,7 @@ func (c *cli) webhookEndpointChange(ctx context.Context, name string, args []str
 
 func (c *cli) webhookDeliveries(ctx context.Context, args []string) error {
 	var limit *int
-	a, merchant, _, asJSON, err := c.webhookApp(ctx, "webhook deliveries", args, func(fs *flag.FlagSet) {
+	a, merchant, _, asJSON, err := c.merchantApp(ctx, "webhook deliveries", args, func(fs *flag.FlagSet) {
 		limit = fs.Int("limit", webhook.DefaultDeliveryLimit, "how many recent deliveries to show, newest first")
 	})
 	if err != nil {
@@ -180,7 +144,7 @@ func attemptResult(a *webhook.DeliveryAttempt) string {
 }
 
 func (c *cli) webhookResend(ctx context.Context, args []string) error {
-	a, merchant, rest, asJSON, err := c.webhookApp(ctx, "webhook resend", args, nil)
+	a, merchant, rest, asJSON, err := c.merchantApp(ctx, "webhook resend", args, nil)
 	if err != nil {
 		return err
 	}
@@ -197,7 +161,7 @@ func (c *cli) webhookResend(ctx context.Context, args []string) error {
 }
 
 func (c *cli) webhookTest(ctx context.Context, args []string) error {
-	a, merchant, rest, asJSON, err := c.webhookApp(ctx, "webhook test", args, nil)
+	a, merchant, rest, asJSON, err := c.merchantApp(ctx, "webhook test", args, nil)
 	if err != nil {
 		return err
 	}
