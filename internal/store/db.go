@@ -108,6 +108,26 @@ func (db *DB) InTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
 	return tx.Commit()
 }
 
+// InSnapshot runs fn in a read-only transaction that sees one consistent
+// state across its queries (a list and its details read apart could
+// otherwise straddle a write). SQLite's transaction already does; on
+// PostgreSQL it takes REPEATABLE READ.
+func (db *DB) InSnapshot(ctx context.Context, fn func(tx *sql.Tx) error) error {
+	opts := &sql.TxOptions{}
+	if db.Dialect == Postgres {
+		opts = &sql.TxOptions{Isolation: sql.LevelRepeatableRead, ReadOnly: true}
+	}
+	tx, err := db.BeginTx(ctx, opts)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	if err := fn(tx); err != nil {
+		return err
+	}
+	return tx.Commit()
+}
+
 // timeLayout is fixed-width so that SQLite's text order is time order.
 const timeLayout = "2006-01-02T15:04:05.000000Z"
 

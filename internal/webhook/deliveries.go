@@ -86,7 +86,8 @@ func scanDelivery(row interface{ Scan(...any) error }) (*Delivery, error) {
 }
 
 // Deliveries returns the merchant's most recent deliveries, newest first,
-// each with its attempts. limit <= 0 means DefaultDeliveryLimit.
+// each with its attempts, as of one instant: a delivery's state and its
+// attempts are read in one snapshot, so they always agree.
 func (s *Service) Deliveries(ctx context.Context, merchantID string, limit int) ([]Delivery, error) {
 	out := []Delivery{}
 	if !isUUID(merchantID) {
@@ -95,65 +96,75 @@ func (s *Service) Deliveries(ctx context.Context, merchantID string, limit int) 
 	if limit <= 0 {
 		limit = DefaultDeliveryLimit
 	}
-	rows, err := s.db.QueryContext(ctx, `SELECT `+deliveryColumns+`
-		FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id AND e.merchant_id = d.merchant_id
-		WHERE d.merchant_id = $1 ORDER BY d.created_at DESC, d.id DESC LIMIT $2`, merchantID, limit)
-	if err != nil {
-		return nil, err
-	}
-	byID := map[string]int{}
-	for rows.Next() {
-		d, err := scanDelivery(rows)
+	err := s.db.InSnapshot(ctx, func(tx *sql.Tx) error {
+		rows, err := tx.QueryContext(ctx, `SELECT `+deliveryColumns+`
+			FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id AND e.merchant_id = d.merchant_id
+			WHERE d.merchant_id = $1 ORDER BY d.created_at DESC, d.id DESC LIMIT $2`, merchantID, limit)
 		if err != nil {
-			rows.Close()
-			return nil, err
+			return err
 		}
-		byID[d.ID] = len(out)
-		out = append(out, *d)
-	}
-	if err := rows.Close(); err != nil {
-		return nil, err
-	}
-	if err := rows.Err(); err != nil || len(out) == 0 {
-		return out, err
-	}
-	ids := make([]string, 0, len(out))
-	for _, d := range out {
-		ids = append(ids, d.ID)
-	}
-	err = s.attempts(ctx, merchantID, ids, func(deliveryID string, a DeliveryAttempt) {
-		d := &out[byID[deliveryID]]
-		d.Attempts = append(d.Attempts, a)
+		byID := map[string]int{}
+		for rows.Next() {
+			d, err := scanDelivery(rows)
+			if err != nil {
+				rows.Close()
+				return err
+			}
+			byID[d.ID] = len(out)
+			out = append(out, *d)
+		}
+		if err := rows.Close(); err != nil {
+			return err
+		}
+		if err := rows.Err(); err != nil || len(out) == 0 {
+			return err
+		}
+		ids := make([]string, 0, len(out))
+		for _, d := range out {
+			ids = append(ids, d.ID)
+		}
+		return attempts(ctx, tx, merchantID, ids, func(deliveryID string, a DeliveryAttempt) {
+			d := &out[byID[deliveryID]]
+			d.Attempts = append(d.Attempts, a)
+		})
 	})
 	return out, err
 }
 
-// Delivery returns one of the merchant's deliveries with its attempts.
+// Delivery returns one of the merchant's deliveries with its attempts, read
+// in one snapshot.
 func (s *Service) Delivery(ctx context.Context, merchantID, deliveryID string) (*Delivery, error) {
 	if !isUUID(merchantID, deliveryID) {
 		return nil, ErrDeliveryNotFound
 	}
-	d, err := scanDelivery(s.db.QueryRowContext(ctx, `SELECT `+deliveryColumns+`
-		FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id AND e.merchant_id = d.merchant_id
-		WHERE d.merchant_id = $1 AND d.id = $2`, merchantID, deliveryID))
+	var d *Delivery
+	err := s.db.InSnapshot(ctx, func(tx *sql.Tx) error {
+		var err error
+		d, err = scanDelivery(tx.QueryRowContext(ctx, `SELECT `+deliveryColumns+`
+			FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id AND e.merchant_id = d.merchant_id
+			WHERE d.merchant_id = $1 AND d.id = $2`, merchantID, deliveryID))
+		if err != nil {
+			return err
+		}
+		return attempts(ctx, tx, merchantID, []string{deliveryID}, func(_ string, a DeliveryAttempt) {
+			d.Attempts = append(d.Attempts, a)
+		})
+	})
 	if err != nil {
 		return nil, err
 	}
-	err = s.attempts(ctx, merchantID, []string{deliveryID}, func(_ string, a DeliveryAttempt) {
-		d.Attempts = append(d.Attempts, a)
-	})
-	return d, err
+	return d, nil
 }
 
 // attempts calls add for every attempt of the given deliveries, oldest first.
-func (s *Service) attempts(ctx context.Context, merchantID string, deliveryIDs []string, add func(string, DeliveryAttempt)) error {
+func attempts(ctx context.Context, tx *sql.Tx, merchantID string, deliveryIDs []string, add func(string, DeliveryAttempt)) error {
 	args := []any{merchantID}
 	marks := make([]string, len(deliveryIDs))
 	for i, id := range deliveryIDs {
 		args = append(args, id)
 		marks[i] = fmt.Sprintf("$%d", i+2)
 	}
-	rows, err := s.db.QueryContext(ctx, `SELECT delivery_id, number, manual, attempted_at, status_code, error, latency_ms, response_excerpt
+	rows, err := tx.QueryContext(ctx, `SELECT delivery_id, number, manual, attempted_at, status_code, error, latency_ms, response_excerpt
 		FROM webhook_attempts WHERE merchant_id = $1 AND delivery_id IN (`+strings.Join(marks, ", ")+`)
 		ORDER BY attempted_at, number`, args...)
 	if err != nil {
