@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -61,33 +60,31 @@ func (b *syncBuffer) String() string {
 	return b.buf.String()
 }
 
-func freeAddr(t *testing.T) string {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
-}
+var listeningLine = regexp.MustCompile(`msg="momopay listening" url=(http://\S+)`)
 
+// serve starts momopay on a port the kernel picks (--addr 127.0.0.1:0) and
+// reads the address from its log, so parallel tests never race for a port.
 func serve(t *testing.T, dbURL string, args ...string) *process {
 	t.Helper()
-	addr := freeAddr(t)
-	cmd := exec.Command(binary, append([]string{"serve", "--addr", addr, "--db", dbURL}, args...)...)
-	p := &process{cmd: cmd, url: "http://" + addr, stdout: &syncBuffer{}}
-	cmd.Stdout = p.stdout
+	cmd := exec.Command(binary, append([]string{"serve", "--addr", "127.0.0.1:0", "--db", dbURL}, args...)...)
+	p := &process{cmd: cmd, stdout: &syncBuffer{}}
+	stderr := &syncBuffer{}
+	cmd.Stdout, cmd.Stderr = p.stdout, stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	for range 200 {
-		if resp, err := http.Get(p.url + "/healthz"); err == nil {
-			resp.Body.Close()
-			return p
+	for range 400 {
+		if m := listeningLine.FindStringSubmatch(stderr.String()); m != nil {
+			p.url = m[1]
+			if resp, err := http.Get(p.url + "/healthz"); err == nil {
+				resp.Body.Close()
+				return p
+			}
 		}
 		time.Sleep(25 * time.Millisecond)
 	}
-	t.Fatalf("momopay did not start: %s", p.stdout)
+	t.Fatalf("momopay did not start:\n%s\n%s", p.stdout, stderr)
 	return nil
 }
 
