@@ -77,12 +77,12 @@ func TestPendingWindow(t *testing.T) {
 				t.Fatalf("expires_at - created_at = %s", got)
 			}
 
-			// Before the payer answers, a poll asks again in 3 s.
+			// The poll job starts at once and waits for the first poll at 3 s.
 			clk.Advance(time.Second)
-			if next, err := a.Payments.Poll(ctx, m, lostCallback.ID); err != nil || next != 3*time.Second {
-				t.Fatalf("early poll: %s %v", next, err)
+			if next, err := a.Payments.Poll(ctx, m, lostCallback.ID); err != nil || next != 2*time.Second {
+				t.Fatalf("poll at 1 s: %s %v, want the first real poll in 2 s", next, err)
 			}
-			// The operator knows the outcome at 2 s: the next poll settles.
+			// The operator knows the outcome at 2 s: the first poll settles.
 			clk.Advance(2 * time.Second)
 			if next, err := a.Payments.Poll(ctx, m, lostCallback.ID); err != nil || next != 0 {
 				t.Fatalf("poll after the answer: %s %v", next, err)

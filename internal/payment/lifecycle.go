@@ -91,6 +91,9 @@ func (s *Service) Poll(ctx context.Context, merchantID, id string) (time.Duratio
 	if !now.Before(t.ExpiresAt) {
 		return 0, nil
 	}
+	if wait := FirstPollDelay - now.Sub(t.CreatedAt); wait > 0 {
+		return wait, nil // the payer has barely seen the request yet
+	}
 	o, err := s.operators[t.Operator].PaymentStatus(ctx, operatorPayment(t))
 	if err != nil {
 		s.log.Warn("status poll failed; will ask again", "transaction_id", id, "err", err)
@@ -106,6 +109,10 @@ func (s *Service) Poll(ctx context.Context, merchantID, id string) (time.Duratio
 	}
 	return next, nil
 }
+
+// FirstPollDelay is how long after creation the operator is first asked:
+// the payer needs a few seconds to see the request and answer.
+const FirstPollDelay = 3 * time.Second
 
 // pollDelay backs off as a payment ages: payers usually answer within
 // seconds, and later polls mostly catch lost callbacks.

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/google/uuid"
 
@@ -18,8 +17,6 @@ import (
 type Transactions struct {
 	db   *DB
 	jobs jobs.Inserter
-	// FirstPoll is how long after creation the first status poll runs.
-	FirstPoll time.Duration
 	// OnSettled runs inside the settling database transaction, after the
 	// state change; the webhook outbox uses it to queue deliveries that
 	// commit or roll back with the change.
@@ -28,7 +25,7 @@ type Transactions struct {
 
 // NewTransactions returns the transaction store.
 func NewTransactions(db *DB, ins jobs.Inserter) *Transactions {
-	return &Transactions{db: db, jobs: ins, FirstPoll: 3 * time.Second}
+	return &Transactions{db: db, jobs: ins}
 }
 
 const transactionColumns = `id, merchant_id, reference, internal_ref, amount, currency, operator,
@@ -78,7 +75,7 @@ func (s *Transactions) CreateTransaction(ctx context.Context, t *payment.Transac
 			return &payment.Error{Code: payment.EDUPLICATE, ExistingTransactionID: existing,
 				Message: "a transaction with this reference already exists"}
 		}
-		return jobs.ScheduleLifecycle(ctx, s.jobs, tx, t.MerchantID, t.ID, t.CreatedAt.Add(s.FirstPoll), t.ExpiresAt)
+		return jobs.ScheduleLifecycle(ctx, s.jobs, tx, t.MerchantID, t.ID, t.CreatedAt, t.ExpiresAt)
 	})
 	return err
 }
