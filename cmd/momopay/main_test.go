@@ -273,3 +273,31 @@ func TestCommandLine(t *testing.T) {
 		t.Error("an unknown command succeeded")
 	}
 }
+
+// TestStopsCleanly: SIGINT and SIGTERM end serve with exit status 0 after
+// draining, and the database opens again afterwards.
+func TestStopsCleanly(t *testing.T) {
+	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
+		t.Run(sig.String(), func(t *testing.T) {
+			t.Parallel()
+			db := filepath.Join(t.TempDir(), "stop.db")
+			p := serve(t, db)
+			if err := p.cmd.Process.Signal(sig); err != nil {
+				t.Fatal(err)
+			}
+			done := make(chan error, 1)
+			go func() { done <- p.cmd.Wait() }()
+			select {
+			case err := <-done:
+				if err != nil {
+					t.Fatalf("exit after %s: %v", sig, err)
+				}
+			case <-time.After(20 * time.Second):
+				t.Fatalf("still running 20 s after %s", sig)
+			}
+			if out, err := exec.Command(binary, "migrate", "--db", db).CombinedOutput(); err != nil {
+				t.Errorf("database unusable after stop: %v %s", err, out)
+			}
+		})
+	}
+}
