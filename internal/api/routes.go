@@ -5,6 +5,9 @@ import (
 	"log/slog"
 	"net/http"
 	"time"
+
+	"github.com/momopay/momopay/internal/operator"
+	"github.com/momopay/momopay/internal/payment"
 )
 
 //go:embed openapi.json
@@ -15,14 +18,17 @@ type Server struct {
 	payments Payments
 	keys     KeyAuthenticator
 	limiter  *limiter
-	now      func() time.Time
-	log      *slog.Logger
+	// callbacks reads the callbacks of the operators that send them.
+	callbacks map[payment.Operator]operator.CallbackReader
+	now       func() time.Time
+	log       *slog.Logger
 }
 
 // Config carries the Server's collaborators.
 type Config struct {
 	Payments  Payments
 	Keys      KeyAuthenticator
+	Callbacks map[payment.Operator]operator.CallbackReader
 	RateLimit RateLimit
 	Now       func() time.Time
 	Logger    *slog.Logger
@@ -30,7 +36,7 @@ type Config struct {
 
 // NewServer builds the HTTP handler of the whole service.
 func NewServer(cfg Config) *Server {
-	return &Server{payments: cfg.Payments, keys: cfg.Keys, limiter: newLimiter(cfg.RateLimit), now: cfg.Now, log: cfg.Logger}
+	return &Server{payments: cfg.Payments, keys: cfg.Keys, callbacks: cfg.Callbacks, limiter: newLimiter(cfg.RateLimit), now: cfg.Now, log: cfg.Logger}
 }
 
 // Handler returns the routes table wrapped in the common middleware.
@@ -45,6 +51,8 @@ func (s *Server) Handler() http.Handler {
 	mux.Handle("/v1/transactions", methodNotAllowed("GET, POST"))
 	mux.Handle("GET /v1/transactions/{id}", s.requireKey(s.handleGetTransaction()))
 	mux.Handle("/v1/transactions/{id}", methodNotAllowed("GET"))
+	mux.Handle("POST /callbacks/{operator}", s.handleOperatorCallback())
+	mux.Handle("/callbacks/{operator}", methodNotAllowed("POST"))
 	mux.Handle("GET /v1/openapi.json", handleOpenAPI())
 	mux.Handle("GET /healthz", handleHealth())
 	mux.Handle("/", notFound())

@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/momopay/momopay/internal/operator"
 	"github.com/momopay/momopay/internal/payment"
 )
 
@@ -20,6 +21,7 @@ type Payments interface {
 	Initiate(ctx context.Context, merchantID string, req payment.CreateRequest) (*payment.Transaction, error)
 	Get(ctx context.Context, merchantID, id string) (*payment.Transaction, error)
 	List(ctx context.Context, merchantID string, f payment.ListFilter) (*payment.Page, error)
+	SettleByRef(ctx context.Context, ref string, o operator.Outcome, source string) error
 }
 
 // MaxBodyBytes bounds request bodies (DESIGN.md §4).

@@ -2,12 +2,14 @@ package app
 
 import (
 	"context"
+	"crypto/rand"
 	"database/sql"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
+	"sync/atomic"
 	"time"
 
 	"github.com/riverqueue/river"
@@ -82,6 +84,12 @@ type App struct {
 	Payments     *payment.Service
 	Webhooks     *webhook.Service
 	Handler      http.Handler
+	// SandboxCallbackSecret signs the simulated operators' callbacks; tests
+	// use it to play an operator.
+	SandboxCallbackSecret []byte
+
+	// callbackBase is this process's /callbacks/ URL once it serves.
+	callbackBase atomic.Value
 }
 
 // Open connects to the database, applies migrations and wires everything.
@@ -134,26 +142,30 @@ func (a *App) wire(ctx context.Context) error {
 	a.Transactions.OnSettled = a.Webhooks.Enqueue
 	handlers.Deliveries = a.Webhooks
 
-	operators := map[payment.Operator]operator.Operator{}
-	for _, code := range payment.Operators {
-		sb := sandbox.New(string(code), cfg.Now, a.sandboxCallback, cfg.Logger)
-		operators[code] = operator.WithBreaker(string(code), sb, operator.DefaultBreakerSettings)
+	// The simulated operators call this process back over HTTP once it
+	// serves, signing with a secret drawn per process: in a sandbox with
+	// several instances, a callback reaching another one is refused and
+	// polling settles the payment, as with a lost callback.
+	sandboxCallbacks := sandbox.Callbacks{
+		Secret: []byte(rand.Text()), Client: &http.Client{Timeout: 10 * time.Second},
+		URL: func() string { return a.callbackBase.Load().(string) },
 	}
+	a.callbackBase.Store("")
+	operators := map[payment.Operator]operator.Operator{}
+	callbacks := map[payment.Operator]operator.CallbackReader{}
+	for _, code := range payment.Operators {
+		sb := sandbox.New(string(code), cfg.Now, sandboxCallbacks, cfg.Logger)
+		operators[code] = operator.WithBreaker(string(code), sb, operator.DefaultBreakerSettings)
+		callbacks[code] = sb
+	}
+	a.SandboxCallbackSecret = sandboxCallbacks.Secret
 	a.Payments = payment.NewService(a.Transactions, operators, cfg.Now, cfg.PendingTTL, cfg.Logger)
 	handlers.Payments = a.Payments
 
 	a.Handler = api.NewServer(api.Config{
-		Payments: a.Payments, Keys: a.APIKeys, RateLimit: cfg.RateLimit, Now: cfg.Now, Logger: cfg.Logger,
+		Payments: a.Payments, Keys: a.APIKeys, Callbacks: callbacks, RateLimit: cfg.RateLimit, Now: cfg.Now, Logger: cfg.Logger,
 	}).Handler()
 	return nil
-}
-
-// sandboxCallback plays the operator's callback into the service, as the
-// api's callback route will for Airtel.
-func (a *App) sandboxCallback(ctx context.Context, ref string, o operator.Outcome) {
-	if err := a.Payments.SettleByRef(ctx, ref, o, payment.SourceCallback); err != nil {
-		a.cfg.Logger.Error("sandbox callback failed; polling will settle", "internal_ref", ref, "err", err)
-	}
 }
 
 // quiet keeps River's own info chatter out of the service log.
@@ -179,6 +191,8 @@ func (a *App) Serve(ctx context.Context, ln net.Listener) error {
 	if err := a.Jobs.Start(context.WithoutCancel(ctx)); err != nil {
 		return fmt.Errorf("start jobs: %w", err)
 	}
+	a.callbackBase.Store("http://" + ln.Addr().String() + "/callbacks/")
+	defer a.callbackBase.Store("")
 	srv := &http.Server{
 		Handler:           a.Handler,
 		ReadHeaderTimeout: 10 * time.Second,

@@ -4,13 +4,14 @@
 //
 // The interface is shaped by what the real operators offer
 // (shared/reference/operators.md): both take a USSD push and answer a status
-// enquiry by our own transaction id; Airtel also sends callbacks, which reach
-// payment.Service.Settle through the api package, so they need no method here.
+// enquiry by our own transaction id; Airtel also sends callbacks, read by an
+// operator that implements CallbackReader and settled through the api.
 package operator
 
 import (
 	"context"
 	"errors"
+	"net/http"
 	"time"
 )
 
@@ -80,3 +81,23 @@ func (e *UnavailableError) Is(target error) bool { return target == ErrUnavailab
 
 // Unwrap returns the cause.
 func (e *UnavailableError) Unwrap() error { return e.Cause }
+
+// Callback is an operator's report, pushed to us, about one payment.
+type Callback struct {
+	Ref     string
+	Outcome Outcome
+}
+
+// CallbackReader is implemented by an operator that reports outcomes by
+// calling us back (Airtel; Moov has no callbacks and is only polled). The
+// api package routes POST /callbacks/{operator} to it. ReadCallback must
+// authenticate the request before trusting a word of it: a forged callback
+// would settle a payment. Callbacks can be lost, so polling never stops
+// because of them.
+type CallbackReader interface {
+	ReadCallback(h http.Header, body []byte) (Callback, error)
+}
+
+// ErrCallbackRejected marks a callback that failed authentication or could
+// not be read; the caller answers it with a 4xx and settles nothing.
+var ErrCallbackRejected = errors.New("callback rejected")

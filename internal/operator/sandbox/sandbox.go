@@ -31,22 +31,19 @@ const AnswerDelay = 2 * time.Second
 // so that demos and client tests of retries stay quick.
 const UnavailableRetryAfter = 2 * time.Second
 
-// Notify delivers a simulated operator callback.
-type Notify func(ctx context.Context, ref string, o operator.Outcome)
-
 // Operator is the simulated operator. The zero value is not usable; use New.
 type Operator struct {
-	name   string
-	now    func() time.Time
-	notify Notify
-	log    *slog.Logger
+	name      string
+	now       func() time.Time
+	callbacks Callbacks
+	log       *slog.Logger
 }
 
-// New returns a simulated operator named name (AIRTEL or MOOV). notify
-// receives its callbacks; Moov sends none in reality, but the sandbox sends
-// them for both so that demos answer within seconds.
-func New(name string, now func() time.Time, notify Notify, log *slog.Logger) *Operator {
-	return &Operator{name: name, now: now, notify: notify, log: log}
+// New returns a simulated operator named name (AIRTEL or MOOV) that posts
+// its callbacks over HTTP as cb says. Moov sends none in reality, but the
+// sandbox sends them for both so that demos answer within seconds.
+func New(name string, now func() time.Time, cb Callbacks, log *slog.Logger) *Operator {
+	return &Operator{name: name, now: now, callbacks: cb, log: log}
 }
 
 // RequestPayment implements operator.Operator.
@@ -62,9 +59,7 @@ func (o *Operator) RequestPayment(ctx context.Context, p operator.Payment) error
 	default:
 		return nil
 	}
-	time.AfterFunc(AnswerDelay, func() {
-		o.notify(context.Background(), p.Ref, outcome)
-	})
+	time.AfterFunc(AnswerDelay, func() { o.sendCallback(p.Ref, outcome) })
 	return nil
 }
 

@@ -1,0 +1,46 @@
+package api
+
+import (
+	"errors"
+	"io"
+	"net/http"
+	"strings"
+
+	"github.com/momopay/momopay/internal/operator"
+	"github.com/momopay/momopay/internal/payment"
+)
+
+// handleOperatorCallback receives an operator's report about a payment
+// (POST /callbacks/{operator}). The operator's adapter authenticates and
+// reads it; the payment is then settled like any other outcome, so a
+// callback racing a poll or the expiry check still makes one transition.
+// Operators answer nobody's error bodies, but the envelope keeps logs and
+// tools uniform.
+func (s *Server) handleOperatorCallback() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		reader, ok := s.callbacks[payment.Operator(strings.ToUpper(r.PathValue("operator")))]
+		if !ok {
+			writeProblem(w, http.StatusNotFound, codeNotFound, "this operator sends no callbacks here")
+			return
+		}
+		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxBodyBytes))
+		if err != nil {
+			writeProblem(w, http.StatusRequestEntityTooLarge, codeTooLarge, errTooLarge.Error())
+			return
+		}
+		cb, err := reader.ReadCallback(r.Header, body)
+		if errors.Is(err, operator.ErrCallbackRejected) {
+			s.log.Warn("operator callback rejected", "request_id", requestID(r.Context()), "operator", r.PathValue("operator"), "err", err)
+			writeProblem(w, http.StatusUnauthorized, codeUnauthorized, "callback rejected")
+			return
+		}
+		if err == nil {
+			err = s.payments.SettleByRef(r.Context(), cb.Ref, cb.Outcome, payment.SourceCallback)
+		}
+		if err != nil {
+			writeError(w, r, s.log, err)
+			return
+		}
+		writeJSON(w, http.StatusOK, map[string]string{"status": "received"})
+	})
+}
