@@ -178,18 +178,19 @@ func (w *deliverWorker) Work(ctx context.Context, j *river.Job[DeliverWebhook]) 
 // snooze shorter than this is exact.
 const schedulerPass = 5 * time.Second
 
-// ScheduleLifecycle inserts, inside tx, the status polls and the expiry
-// check of a new transaction. The poll job starts at once and snoozes until
-// its first real poll (payment.Service.Poll decides when). The expiry job is
-// scheduled one scheduler pass early and snoozes the rest exactly, so that a
-// TIMEOUT lands at expires_at rather than up to 5 s after it.
-func ScheduleLifecycle(ctx context.Context, ins Inserter, tx *sql.Tx, merchantID, id string, now, expiresAt time.Time) error {
+// ScheduleLifecycle inserts, inside tx, the first status poll and the
+// expiry check of a new transaction. The expiry job is scheduled one
+// scheduler pass early and snoozes the rest exactly, so that a TIMEOUT lands
+// at expires_at rather than up to 5 s after it. Neither job runs at once: a
+// job running when its process is killed waits for River's rescuer, so jobs
+// are not started in the moment after a payment is created.
+func ScheduleLifecycle(ctx context.Context, ins Inserter, tx *sql.Tx, merchantID, id string, firstPoll, expiresAt time.Time) error {
 	if _, err := ins.InsertTx(ctx, tx, PollPayment{MerchantID: merchantID, TransactionID: id},
-		&river.InsertOpts{Queue: QueuePayments}); err != nil {
+		&river.InsertOpts{Queue: QueuePayments, ScheduledAt: firstPoll}); err != nil {
 		return err
 	}
-	var at time.Time // zero: available now
-	if early := expiresAt.Add(-schedulerPass); early.After(now) {
+	at := expiresAt
+	if early := expiresAt.Add(-schedulerPass); early.After(firstPoll) {
 		at = early
 	}
 	_, err := ins.InsertTx(ctx, tx, ExpirePayment{MerchantID: merchantID, TransactionID: id},

@@ -92,7 +92,7 @@ func (s *Service) Poll(ctx context.Context, merchantID, id string) (time.Duratio
 		return 0, nil
 	}
 	if wait := FirstPollDelay - now.Sub(t.CreatedAt); wait > 0 {
-		return wait, nil // the payer has barely seen the request yet
+		return wait, nil // run early: the payer has barely seen the request
 	}
 	o, err := s.operators[t.Operator].PaymentStatus(ctx, operatorPayment(t))
 	if err != nil {

@@ -75,7 +75,7 @@ func (s *Transactions) CreateTransaction(ctx context.Context, t *payment.Transac
 			return &payment.Error{Code: payment.EDUPLICATE, ExistingTransactionID: existing,
 				Message: "a transaction with this reference already exists"}
 		}
-		return jobs.ScheduleLifecycle(ctx, s.jobs, tx, t.MerchantID, t.ID, t.CreatedAt, t.ExpiresAt)
+		return jobs.ScheduleLifecycle(ctx, s.jobs, tx, t.MerchantID, t.ID, t.CreatedAt.Add(payment.FirstPollDelay), t.ExpiresAt)
 	})
 	return err
 }
