@@ -142,23 +142,7 @@ func (a *App) wire(ctx context.Context) error {
 	a.Transactions.OnSettled = a.Webhooks.Enqueue
 	handlers.Deliveries = a.Webhooks
 
-	// The simulated operators call this process back over HTTP once it
-	// serves, signing with a secret drawn per process: in a sandbox with
-	// several instances, a callback reaching another one is refused and
-	// polling settles the payment, as with a lost callback.
-	sandboxCallbacks := sandbox.Callbacks{
-		Secret: []byte(rand.Text()), Client: &http.Client{Timeout: 10 * time.Second},
-		URL: func() string { return a.callbackBase.Load().(string) },
-	}
-	a.callbackBase.Store("")
-	operators := map[payment.Operator]operator.Operator{}
-	callbacks := map[payment.Operator]operator.CallbackReader{}
-	for _, code := range payment.Operators {
-		sb := sandbox.New(string(code), cfg.Now, sandboxCallbacks, cfg.Logger)
-		operators[code] = operator.WithBreaker(string(code), sb, operator.DefaultBreakerSettings)
-		callbacks[code] = sb
-	}
-	a.SandboxCallbackSecret = sandboxCallbacks.Secret
+	operators, callbacks := a.sandboxOperators()
 	a.Payments = payment.NewService(a.Transactions, operators, cfg.Now, cfg.PendingTTL, cfg.Logger)
 	handlers.Payments = a.Payments
 
@@ -166,6 +150,28 @@ func (a *App) wire(ctx context.Context) error {
 		Payments: a.Payments, Keys: a.APIKeys, Callbacks: callbacks, RateLimit: cfg.RateLimit, Now: cfg.Now, Logger: cfg.Logger,
 	}).Handler()
 	return nil
+}
+
+// sandboxOperators builds the simulated AIRTEL and MOOV, each behind its
+// circuit breaker, and the readers of their callbacks. They call this
+// process back over HTTP once it serves, signing with a secret drawn per
+// process: in a sandbox with several instances, a callback reaching another
+// one is refused and polling settles the payment, as with a lost callback.
+func (a *App) sandboxOperators() (map[payment.Operator]operator.Operator, map[payment.Operator]operator.CallbackReader) {
+	a.callbackBase.Store("")
+	cb := sandbox.Callbacks{
+		Secret: []byte(rand.Text()), Client: &http.Client{Timeout: 10 * time.Second},
+		URL: func() string { return a.callbackBase.Load().(string) },
+	}
+	a.SandboxCallbackSecret = cb.Secret
+	operators := map[payment.Operator]operator.Operator{}
+	callbacks := map[payment.Operator]operator.CallbackReader{}
+	for _, code := range payment.Operators {
+		sb := sandbox.New(string(code), a.cfg.Now, cb, a.cfg.Logger)
+		operators[code] = operator.WithBreaker(string(code), sb, operator.DefaultBreakerSettings)
+		callbacks[code] = sb
+	}
+	return operators, callbacks
 }
 
 // quiet keeps River's own info chatter out of the service log.
