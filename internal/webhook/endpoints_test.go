@@ -9,77 +9,71 @@ import (
 	"time"
 
 	"github.com/momopay/momopay/internal/payment"
-	"github.com/momopay/momopay/internal/testdb"
 	"github.com/momopay/momopay/internal/webhook"
 )
 
 func TestEndpoints(t *testing.T) {
-	t.Parallel()
-	for _, engine := range testdb.Engines {
-		t.Run(engine, func(t *testing.T) {
-			t.Parallel()
-			ctx := context.Background()
-			f := setup(t, engine)
-			s := f.app.Webhooks
+	eachEngine(t, func(t *testing.T, f *fixture) {
+		ctx := context.Background()
+		s := f.app.Webhooks
 
-			urls := []string{"http://127.0.0.1:9000/hooks", "https://merchant.example/webhooks?shop=1", "http://localhost:3000/"}
-			var created []*webhook.Endpoint
-			for _, u := range urls {
-				e, err := s.CreateEndpoint(ctx, f.merchant, u)
-				if err != nil {
-					t.Fatalf("create %s: %v", u, err)
-				}
-				if e.URL != u || !e.Enabled || !strings.HasPrefix(e.Secret, "whsec_") || len(e.Secret) != len("whsec_")+44 || !e.CreatedAt.Equal(f.clock.Now()) {
-					t.Fatalf("created %+v", e)
-				}
-				created = append(created, e)
-				f.clock.Advance(time.Second) // listing is oldest first
+		urls := []string{"http://127.0.0.1:9000/hooks", "https://merchant.example/webhooks?shop=1", "http://localhost:3000/"}
+		var created []*webhook.Endpoint
+		for _, u := range urls {
+			e, err := s.CreateEndpoint(ctx, f.merchant, u)
+			if err != nil {
+				t.Fatalf("create %s: %v", u, err)
 			}
-			if created[0].Secret == created[1].Secret {
-				t.Fatal("two endpoints share a secret")
+			if e.URL != u || !e.Enabled || !strings.HasPrefix(e.Secret, "whsec_") || len(e.Secret) != len("whsec_")+44 || !e.CreatedAt.Equal(f.clock.Now()) {
+				t.Fatalf("created %+v", e)
 			}
+			created = append(created, e)
+			f.clock.Advance(time.Second) // listing is oldest first
+		}
+		if created[0].Secret == created[1].Secret {
+			t.Fatal("two endpoints share a secret")
+		}
 
-			list, err := s.Endpoints(ctx, f.merchant)
-			if err != nil || len(list) != 3 {
-				t.Fatalf("list: %d endpoints, %v", len(list), err)
+		list, err := s.Endpoints(ctx, f.merchant)
+		if err != nil || len(list) != 3 {
+			t.Fatalf("list: %d endpoints, %v", len(list), err)
+		}
+		for i, e := range list {
+			if e.ID != created[i].ID || e.URL != urls[i] || !e.Enabled || e.Secret != "" {
+				t.Errorf("listed %+v, want %s without secret", e, urls[i])
 			}
-			for i, e := range list {
-				if e.ID != created[i].ID || e.URL != urls[i] || !e.Enabled || e.Secret != "" {
-					t.Errorf("listed %+v, want %s without secret", e, urls[i])
-				}
-			}
-			js, _ := json.Marshal(list)
-			if strings.Contains(string(js), "whsec_") || strings.Contains(string(js), "secret") {
-				t.Errorf("listing leaks secrets: %s", js)
-			}
+		}
+		js, _ := json.Marshal(list)
+		if strings.Contains(string(js), "whsec_") || strings.Contains(string(js), "secret") {
+			t.Errorf("listing leaks secrets: %s", js)
+		}
 
-			if err := s.DisableEndpoint(ctx, f.merchant, created[0].ID); err != nil {
-				t.Fatal(err)
+		if err := s.DisableEndpoint(ctx, f.merchant, created[0].ID); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.DeleteEndpoint(ctx, f.merchant, created[1].ID); err != nil {
+			t.Fatal(err)
+		}
+		list, _ = s.Endpoints(ctx, f.merchant)
+		if len(list) != 2 || list[0].ID != created[0].ID || list[0].Enabled || list[1].ID != created[2].ID || !list[1].Enabled {
+			t.Fatalf("after disable and delete: %+v", list)
+		}
+		for _, call := range []error{
+			s.DeleteEndpoint(ctx, f.merchant, created[1].ID),
+			s.DisableEndpoint(ctx, f.merchant, created[1].ID),
+			second(s.Test(ctx, f.merchant, created[1].ID)),
+		} {
+			if !errors.Is(call, webhook.ErrEndpointNotFound) {
+				t.Errorf("on a deleted endpoint: %v, want not found", call)
 			}
-			if err := s.DeleteEndpoint(ctx, f.merchant, created[1].ID); err != nil {
-				t.Fatal(err)
-			}
-			list, _ = s.Endpoints(ctx, f.merchant)
-			if len(list) != 2 || list[0].ID != created[0].ID || list[0].Enabled || list[1].ID != created[2].ID || !list[1].Enabled {
-				t.Fatalf("after disable and delete: %+v", list)
-			}
-			for _, call := range []error{
-				s.DeleteEndpoint(ctx, f.merchant, created[1].ID),
-				s.DisableEndpoint(ctx, f.merchant, created[1].ID),
-				second(s.Test(ctx, f.merchant, created[1].ID)),
-			} {
-				if !errors.Is(call, webhook.ErrEndpointNotFound) {
-					t.Errorf("on a deleted endpoint: %v, want not found", call)
-				}
-			}
-			// The deleted row is kept for its history.
-			var n int
-			f.app.DB.QueryRow(`SELECT COUNT(*) FROM webhook_endpoints WHERE id = $1 AND deleted_at IS NOT NULL`, created[1].ID).Scan(&n)
-			if n != 1 {
-				t.Errorf("deleted endpoint row: %d, want kept with deleted_at", n)
-			}
-		})
-	}
+		}
+		// The deleted row is kept for its history.
+		var n int
+		f.app.DB.QueryRow(`SELECT COUNT(*) FROM webhook_endpoints WHERE id = $1 AND deleted_at IS NOT NULL`, created[1].ID).Scan(&n)
+		if n != 1 {
+			t.Errorf("deleted endpoint row: %d, want kept with deleted_at", n)
+		}
+	})
 }
 
 func TestCreateEndpointValidates(t *testing.T) {

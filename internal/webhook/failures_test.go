@@ -168,39 +168,34 @@ func must[T any](v T, err error) T {
 // TestAttemptRunsOnce checks that two concurrent runs of one delivery's job
 // (a duplicate or rescued River job) send it once.
 func TestAttemptRunsOnce(t *testing.T) {
-	t.Parallel()
-	for _, engine := range testdb.Engines {
-		t.Run(engine, func(t *testing.T) {
-			t.Parallel()
-			ctx := context.Background()
-			f := setup(t, engine)
-			rc := newReceiver(t, func(_ int, w http.ResponseWriter, _ *http.Request) {
-				time.Sleep(300 * time.Millisecond) // keep the first run in flight
-			})
-			f.endpoint(t, f.merchant, rc)
-			f.settle(t, f.merchant, payment.StatusSuccess)
-			d := f.onlyDelivery(t, f.merchant)
-
-			var wg sync.WaitGroup
-			errs := make([]error, 4)
-			for i := range errs {
-				wg.Go(func() { _, errs[i] = f.app.Webhooks.Attempt(ctx, f.merchant, d.ID) })
-			}
-			wg.Wait()
-			for _, err := range errs {
-				if err != nil {
-					t.Fatal(err)
-				}
-			}
-			if wait, err := f.app.Webhooks.Attempt(ctx, f.merchant, d.ID); wait != 0 || err != nil {
-				t.Fatalf("run after delivery: %v, %v", wait, err)
-			}
-			got, _ := f.app.Webhooks.Delivery(ctx, f.merchant, d.ID)
-			if n := len(rc.requests()); n != 1 || got.State != webhook.StateDelivered || len(got.Attempts) != 1 {
-				t.Fatalf("%d requests, state %s, %d attempts; want 1, delivered, 1", n, got.State, len(got.Attempts))
-			}
+	eachEngine(t, func(t *testing.T, f *fixture) {
+		ctx := context.Background()
+		rc := newReceiver(t, func(_ int, w http.ResponseWriter, _ *http.Request) {
+			time.Sleep(300 * time.Millisecond) // keep the first run in flight
 		})
-	}
+		f.endpoint(t, f.merchant, rc)
+		f.settle(t, f.merchant, payment.StatusSuccess)
+		d := f.onlyDelivery(t, f.merchant)
+
+		var wg sync.WaitGroup
+		errs := make([]error, 4)
+		for i := range errs {
+			wg.Go(func() { _, errs[i] = f.app.Webhooks.Attempt(ctx, f.merchant, d.ID) })
+		}
+		wg.Wait()
+		for _, err := range errs {
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+		if wait, err := f.app.Webhooks.Attempt(ctx, f.merchant, d.ID); wait != 0 || err != nil {
+			t.Fatalf("run after delivery: %v, %v", wait, err)
+		}
+		got, _ := f.app.Webhooks.Delivery(ctx, f.merchant, d.ID)
+		if n := len(rc.requests()); n != 1 || got.State != webhook.StateDelivered || len(got.Attempts) != 1 {
+			t.Fatalf("%d requests, state %s, %d attempts; want 1, delivered, 1", n, got.State, len(got.Attempts))
+		}
+	})
 }
 
 // TestNoConnectionHeldDuringSend checks that while a receiver is answering,
@@ -210,105 +205,95 @@ func TestAttemptRunsOnce(t *testing.T) {
 // It also covers a disabled endpoint: its pending delivery turns undelivered
 // without being sent, and can then be re-sent by hand.
 func TestNoConnectionHeldDuringSend(t *testing.T) {
-	t.Parallel()
-	for _, engine := range testdb.Engines {
-		t.Run(engine, func(t *testing.T) {
-			t.Parallel()
-			ctx := context.Background()
-			f := setup(t, engine)
-			var mu sync.Mutex
-			var writeErrs []error
-			rc := newReceiver(t, func(_ int, w http.ResponseWriter, r *http.Request) {
-				wctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
-				defer cancel()
-				_, err := f.app.DB.ExecContext(wctx, `UPDATE merchants SET name = name WHERE id = $1`, f.merchant)
-				mu.Lock()
-				writeErrs = append(writeErrs, err)
-				mu.Unlock()
-			})
-			e := f.endpoint(t, f.merchant, rc)
-
-			f.settle(t, f.merchant, payment.StatusSuccess)
-			first := f.onlyDelivery(t, f.merchant)
-			if _, err := f.app.Webhooks.Attempt(ctx, f.merchant, first.ID); err != nil {
-				t.Fatal(err)
-			}
-			if _, err := f.app.Webhooks.Test(ctx, f.merchant, e.ID); err != nil {
-				t.Fatal(err)
-			}
-
-			// Disabled endpoint: the queued delivery is not sent...
-			f.settle(t, f.merchant, payment.StatusFailed)
-			ds, _ := f.app.Webhooks.Deliveries(ctx, f.merchant, 0)
-			second := ds[0]
-			if err := f.app.Webhooks.DisableEndpoint(ctx, f.merchant, e.ID); err != nil {
-				t.Fatal(err)
-			}
-			if wait, err := f.app.Webhooks.Attempt(ctx, f.merchant, second.ID); wait != 0 || err != nil {
-				t.Fatalf("attempt to a disabled endpoint: %v, %v", wait, err)
-			}
-			if got, _ := f.app.Webhooks.Delivery(ctx, f.merchant, second.ID); got.State != webhook.StateUndelivered || got.AttemptCount != 0 {
-				t.Fatalf("delivery to a disabled endpoint: %s after %d attempts; want undelivered, 0", got.State, got.AttemptCount)
-			}
-			if n := len(rc.requests()); n != 2 {
-				t.Fatalf("receiver saw %d requests, want 2", n)
-			}
-			// ...but a person can still re-send it.
-			if a, err := f.app.Webhooks.Resend(ctx, f.merchant, second.ID); err != nil || !a.Succeeded || a.Number != 1 || !a.Manual {
-				t.Fatalf("re-send: %+v, %v", a, err)
-			}
-
+	eachEngine(t, func(t *testing.T, f *fixture) {
+		ctx := context.Background()
+		var mu sync.Mutex
+		var writeErrs []error
+		rc := newReceiver(t, func(_ int, w http.ResponseWriter, r *http.Request) {
+			wctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
+			defer cancel()
+			_, err := f.app.DB.ExecContext(wctx, `UPDATE merchants SET name = name WHERE id = $1`, f.merchant)
 			mu.Lock()
-			defer mu.Unlock()
-			if len(writeErrs) != 3 {
-				t.Fatalf("receiver wrote %d times, want 3", len(writeErrs))
-			}
-			for i, err := range writeErrs {
-				if err != nil {
-					t.Errorf("write %d during a send: %v (the database was held)", i+1, err)
-				}
-			}
+			writeErrs = append(writeErrs, err)
+			mu.Unlock()
 		})
-	}
+		e := f.endpoint(t, f.merchant, rc)
+
+		f.settle(t, f.merchant, payment.StatusSuccess)
+		first := f.onlyDelivery(t, f.merchant)
+		if _, err := f.app.Webhooks.Attempt(ctx, f.merchant, first.ID); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := f.app.Webhooks.Test(ctx, f.merchant, e.ID); err != nil {
+			t.Fatal(err)
+		}
+
+		// Disabled endpoint: the queued delivery is not sent...
+		f.settle(t, f.merchant, payment.StatusFailed)
+		ds, _ := f.app.Webhooks.Deliveries(ctx, f.merchant, 0)
+		second := ds[0]
+		if err := f.app.Webhooks.DisableEndpoint(ctx, f.merchant, e.ID); err != nil {
+			t.Fatal(err)
+		}
+		if wait, err := f.app.Webhooks.Attempt(ctx, f.merchant, second.ID); wait != 0 || err != nil {
+			t.Fatalf("attempt to a disabled endpoint: %v, %v", wait, err)
+		}
+		if got, _ := f.app.Webhooks.Delivery(ctx, f.merchant, second.ID); got.State != webhook.StateUndelivered || got.AttemptCount != 0 {
+			t.Fatalf("delivery to a disabled endpoint: %s after %d attempts; want undelivered, 0", got.State, got.AttemptCount)
+		}
+		if n := len(rc.requests()); n != 2 {
+			t.Fatalf("receiver saw %d requests, want 2", n)
+		}
+		// ...but a person can still re-send it.
+		if a, err := f.app.Webhooks.Resend(ctx, f.merchant, second.ID); err != nil || !a.Succeeded || a.Number != 1 || !a.Manual {
+			t.Fatalf("re-send: %+v, %v", a, err)
+		}
+
+		mu.Lock()
+		defer mu.Unlock()
+		if len(writeErrs) != 3 {
+			t.Fatalf("receiver wrote %d times, want 3", len(writeErrs))
+		}
+		for i, err := range writeErrs {
+			if err != nil {
+				t.Errorf("write %d during a send: %v (the database was held)", i+1, err)
+			}
+		}
+	})
 }
 
 // TestShutdownDoesNotSpendAnAttempt: when the worker's context ends during
 // a send (the process is stopping), nothing is recorded, the claim is given
 // back, and the next run sends at once.
 func TestShutdownDoesNotSpendAnAttempt(t *testing.T) {
-	t.Parallel()
-	for _, engine := range testdb.Engines {
-		t.Run(engine, func(t *testing.T) {
-			t.Parallel()
-			f := setup(t, engine)
-			arrived := make(chan struct{}, 1)
-			rc := newReceiver(t, func(n int, w http.ResponseWriter, r *http.Request) {
-				if n == 1 {
-					arrived <- struct{}{}
-					<-r.Context().Done() // hang until the sender gives up
-				}
-			})
-			f.endpoint(t, f.merchant, rc)
-			f.settle(t, f.merchant, payment.StatusTimeout)
-			d := f.onlyDelivery(t, f.merchant)
-
-			ctx, cancel := context.WithCancel(context.Background())
-			go func() { <-arrived; cancel() }()
-			if wait, err := f.app.Webhooks.Attempt(ctx, f.merchant, d.ID); err == nil || wait != 0 {
-				t.Fatalf("interrupted attempt: %v, %v; want the context's error", wait, err)
+	eachEngine(t, func(t *testing.T, f *fixture) {
+		arrived := make(chan struct{}, 1)
+		rc := newReceiver(t, func(n int, w http.ResponseWriter, r *http.Request) {
+			if n == 1 {
+				arrived <- struct{}{}
+				<-r.Context().Done() // hang until the sender gives up
 			}
-			got, _ := f.app.Webhooks.Delivery(context.Background(), f.merchant, d.ID)
-			if got.State != webhook.StatePending || got.AttemptCount != 0 || len(got.Attempts) != 0 || !got.NextAttemptAt.Equal(*d.NextAttemptAt) {
-				t.Fatalf("after shutdown: %s, %d attempts, next %v; want untouched", got.State, got.AttemptCount, got.NextAttemptAt)
-			}
-			if wait, err := f.app.Webhooks.Attempt(context.Background(), f.merchant, d.ID); wait != 0 || err != nil {
-				t.Fatalf("next run: %v, %v", wait, err)
-			}
-			got, _ = f.app.Webhooks.Delivery(context.Background(), f.merchant, d.ID)
-			if got.State != webhook.StateDelivered || len(got.Attempts) != 1 || got.Attempts[0].Number != 1 || len(rc.requests()) != 2 {
-				t.Fatalf("after the next run: %s, %d attempts, %d requests", got.State, len(got.Attempts), len(rc.requests()))
-			}
-			checkEventBody(t, got.Payload, "transaction.timeout", wantData(must(f.app.Payments.Get(context.Background(), f.merchant, got.TransactionID))))
 		})
-	}
+		f.endpoint(t, f.merchant, rc)
+		f.settle(t, f.merchant, payment.StatusTimeout)
+		d := f.onlyDelivery(t, f.merchant)
+
+		ctx, cancel := context.WithCancel(context.Background())
+		go func() { <-arrived; cancel() }()
+		if wait, err := f.app.Webhooks.Attempt(ctx, f.merchant, d.ID); err == nil || wait != 0 {
+			t.Fatalf("interrupted attempt: %v, %v; want the context's error", wait, err)
+		}
+		got, _ := f.app.Webhooks.Delivery(context.Background(), f.merchant, d.ID)
+		if got.State != webhook.StatePending || got.AttemptCount != 0 || len(got.Attempts) != 0 || !got.NextAttemptAt.Equal(*d.NextAttemptAt) {
+			t.Fatalf("after shutdown: %s, %d attempts, next %v; want untouched", got.State, got.AttemptCount, got.NextAttemptAt)
+		}
+		if wait, err := f.app.Webhooks.Attempt(context.Background(), f.merchant, d.ID); wait != 0 || err != nil {
+			t.Fatalf("next run: %v, %v", wait, err)
+		}
+		got, _ = f.app.Webhooks.Delivery(context.Background(), f.merchant, d.ID)
+		if got.State != webhook.StateDelivered || len(got.Attempts) != 1 || got.Attempts[0].Number != 1 || len(rc.requests()) != 2 {
+			t.Fatalf("after the next run: %s, %d attempts, %d requests", got.State, len(got.Attempts), len(rc.requests()))
+		}
+		checkEventBody(t, got.Payload, "transaction.timeout", wantData(must(f.app.Payments.Get(context.Background(), f.merchant, got.TransactionID))))
+	})
 }

@@ -93,93 +93,83 @@ func TestOutbox(t *testing.T) {
 // settling transaction fails after the hook, neither the deliveries nor
 // their jobs exist, and the payment is still PENDING.
 func TestOutboxRollsBack(t *testing.T) {
-	t.Parallel()
-	for _, engine := range testdb.Engines {
-		t.Run(engine, func(t *testing.T) {
-			t.Parallel()
-			ctx := context.Background()
-			f := setup(t, engine)
-			f.endpoint(t, f.merchant, newReceiver(t, nil))
-			boom := errors.New("crash after the outbox")
-			f.app.Transactions.OnSettled = func(ctx context.Context, tx *sql.Tx, t *payment.Transaction) error {
-				if err := f.app.Webhooks.Enqueue(ctx, tx, t); err != nil {
-					return err
-				}
-				return boom
+	eachEngine(t, func(t *testing.T, f *fixture) {
+		ctx := context.Background()
+		f.endpoint(t, f.merchant, newReceiver(t, nil))
+		boom := errors.New("crash after the outbox")
+		f.app.Transactions.OnSettled = func(ctx context.Context, tx *sql.Tx, t *payment.Transaction) error {
+			if err := f.app.Webhooks.Enqueue(ctx, tx, t); err != nil {
+				return err
 			}
-			tx, err := f.app.Payments.Initiate(ctx, f.merchant, payment.CreateRequest{
-				Reference: "rollback", Amount: 100, Currency: "XAF", Operator: "AIRTEL", PhoneNumber: "+23560000003",
-			})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if _, _, err := f.app.Payments.Settle(ctx, f.merchant, tx.ID, payment.StatusSuccess, payment.SourceSandbox, ""); !errors.Is(err, boom) {
-				t.Fatalf("settle: %v, want the hook's error", err)
-			}
-			if got, _ := f.app.Payments.Get(ctx, f.merchant, tx.ID); got.Status != payment.StatusPending {
-				t.Fatalf("status %s after rollback, want PENDING", got.Status)
-			}
-			ds, _ := f.app.Webhooks.Deliveries(ctx, f.merchant, 0)
-			js, _ := f.app.Jobs.JobList(ctx, river.NewJobListParams().Kinds(jobs.DeliverWebhook{}.Kind()))
-			if len(ds) != 0 || len(js.Jobs) != 0 {
-				t.Fatalf("%d deliveries and %d jobs survived the rollback", len(ds), len(js.Jobs))
-			}
+			return boom
+		}
+		tx, err := f.app.Payments.Initiate(ctx, f.merchant, payment.CreateRequest{
+			Reference: "rollback", Amount: 100, Currency: "XAF", Operator: "AIRTEL", PhoneNumber: "+23560000003",
 		})
-	}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := f.app.Payments.Settle(ctx, f.merchant, tx.ID, payment.StatusSuccess, payment.SourceSandbox, ""); !errors.Is(err, boom) {
+			t.Fatalf("settle: %v, want the hook's error", err)
+		}
+		if got, _ := f.app.Payments.Get(ctx, f.merchant, tx.ID); got.Status != payment.StatusPending {
+			t.Fatalf("status %s after rollback, want PENDING", got.Status)
+		}
+		ds, _ := f.app.Webhooks.Deliveries(ctx, f.merchant, 0)
+		js, _ := f.app.Jobs.JobList(ctx, river.NewJobListParams().Kinds(jobs.DeliverWebhook{}.Kind()))
+		if len(ds) != 0 || len(js.Jobs) != 0 {
+			t.Fatalf("%d deliveries and %d jobs survived the rollback", len(ds), len(js.Jobs))
+		}
+	})
 }
 
 // TestMerchantScoping checks that no method reaches another merchant's
 // endpoints or deliveries, and that malformed ids read as not found.
 func TestMerchantScoping(t *testing.T) {
-	t.Parallel()
-	for _, engine := range testdb.Engines {
-		t.Run(engine, func(t *testing.T) {
-			t.Parallel()
-			ctx := context.Background()
-			f := setup(t, engine)
-			rc := newReceiver(t, nil)
-			e := f.endpoint(t, f.merchant, rc)
-			f.settle(t, f.merchant, payment.StatusFailed)
-			d := f.onlyDelivery(t, f.merchant)
-			other := f.newMerchant(t)
-			s := f.app.Webhooks
+	eachEngine(t, func(t *testing.T, f *fixture) {
+		ctx := context.Background()
+		rc := newReceiver(t, nil)
+		e := f.endpoint(t, f.merchant, rc)
+		f.settle(t, f.merchant, payment.StatusFailed)
+		d := f.onlyDelivery(t, f.merchant)
+		other := f.newMerchant(t)
+		s := f.app.Webhooks
 
-			checks := []struct {
-				name string
-				err  error
-				want error
-			}{
-				{"disable other's endpoint", s.DisableEndpoint(ctx, other, e.ID), webhook.ErrEndpointNotFound},
-				{"delete other's endpoint", s.DeleteEndpoint(ctx, other, e.ID), webhook.ErrEndpointNotFound},
-				{"delete malformed id", s.DeleteEndpoint(ctx, f.merchant, "not-a-uuid"), webhook.ErrEndpointNotFound},
-				{"test other's endpoint", second(s.Test(ctx, other, e.ID)), webhook.ErrEndpointNotFound},
-				{"read other's delivery", second(s.Delivery(ctx, other, d.ID)), webhook.ErrDeliveryNotFound},
-				{"read malformed delivery", second(s.Delivery(ctx, f.merchant, "42")), webhook.ErrDeliveryNotFound},
-				{"resend other's delivery", second(s.Resend(ctx, other, d.ID)), webhook.ErrDeliveryNotFound},
+		checks := []struct {
+			name string
+			err  error
+			want error
+		}{
+			{"disable other's endpoint", s.DisableEndpoint(ctx, other, e.ID), webhook.ErrEndpointNotFound},
+			{"delete other's endpoint", s.DeleteEndpoint(ctx, other, e.ID), webhook.ErrEndpointNotFound},
+			{"delete malformed id", s.DeleteEndpoint(ctx, f.merchant, "not-a-uuid"), webhook.ErrEndpointNotFound},
+			{"test other's endpoint", second(s.Test(ctx, other, e.ID)), webhook.ErrEndpointNotFound},
+			{"read other's delivery", second(s.Delivery(ctx, other, d.ID)), webhook.ErrDeliveryNotFound},
+			{"read malformed delivery", second(s.Delivery(ctx, f.merchant, "42")), webhook.ErrDeliveryNotFound},
+			{"resend other's delivery", second(s.Resend(ctx, other, d.ID)), webhook.ErrDeliveryNotFound},
+		}
+		for _, c := range checks {
+			if !errors.Is(c.err, c.want) {
+				t.Errorf("%s: %v, want %v", c.name, c.err, c.want)
 			}
-			for _, c := range checks {
-				if !errors.Is(c.err, c.want) {
-					t.Errorf("%s: %v, want %v", c.name, c.err, c.want)
-				}
-			}
-			// Another merchant's job id cannot make this merchant's attempt.
-			if wait, err := s.Attempt(ctx, other, d.ID); wait != 0 || err != nil {
-				t.Errorf("attempt under another merchant: %v, %v", wait, err)
-			}
-			if len(rc.requests()) != 0 {
-				t.Errorf("receiver saw %d requests, want 0", len(rc.requests()))
-			}
-			if es, _ := s.Endpoints(ctx, other); len(es) != 0 {
-				t.Errorf("other merchant lists %d endpoints", len(es))
-			}
-			if ds, _ := s.Deliveries(ctx, other, 0); len(ds) != 0 {
-				t.Errorf("other merchant lists %d deliveries", len(ds))
-			}
-			if got, _ := s.Delivery(ctx, f.merchant, d.ID); got.AttemptCount != 0 {
-				t.Errorf("delivery was attempted %d times", got.AttemptCount)
-			}
-		})
-	}
+		}
+		// Another merchant's job id cannot make this merchant's attempt.
+		if wait, err := s.Attempt(ctx, other, d.ID); wait != 0 || err != nil {
+			t.Errorf("attempt under another merchant: %v, %v", wait, err)
+		}
+		if len(rc.requests()) != 0 {
+			t.Errorf("receiver saw %d requests, want 0", len(rc.requests()))
+		}
+		if es, _ := s.Endpoints(ctx, other); len(es) != 0 {
+			t.Errorf("other merchant lists %d endpoints", len(es))
+		}
+		if ds, _ := s.Deliveries(ctx, other, 0); len(ds) != 0 {
+			t.Errorf("other merchant lists %d deliveries", len(ds))
+		}
+		if got, _ := s.Delivery(ctx, f.merchant, d.ID); got.AttemptCount != 0 {
+			t.Errorf("delivery was attempted %d times", got.AttemptCount)
+		}
+	})
 }
 
 func second[T any](_ T, err error) error { return err }
