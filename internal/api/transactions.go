@@ -44,18 +44,14 @@ type transactionJSON struct {
 	ExpiresAt   *string  `json:"expires_at,omitempty"`
 }
 
-// wireTime is RFC 3339 in UTC, with the fraction the database keeps, so a
-// created_at copied into a from/to filter matches exactly.
-func wireTime(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
-
 func toJSON(t *payment.Transaction, full bool) transactionJSON {
 	out := transactionJSON{
 		ID: t.ID, Reference: t.Reference, InternalRef: t.InternalRef, Amount: t.Amount, Currency: t.Currency,
 		Operator: string(t.Operator), PhoneNumber: t.PhoneNumber, Status: string(t.Status),
-		CreatedAt: wireTime(t.CreatedAt), UpdatedAt: wireTime(t.UpdatedAt),
+		CreatedAt: payment.FormatTime(t.CreatedAt), UpdatedAt: payment.FormatTime(t.UpdatedAt),
 	}
 	if full {
-		desc, exp := t.Description, wireTime(t.ExpiresAt)
+		desc, exp := t.Description, payment.FormatTime(t.ExpiresAt)
 		out.Description, out.ExpiresAt = &desc, &exp
 	}
 	return out

@@ -11,31 +11,14 @@ import (
 	"github.com/momopay/momopay/internal/app"
 	"github.com/momopay/momopay/internal/payment"
 	"github.com/momopay/momopay/internal/testdb"
+	"github.com/momopay/momopay/internal/testserver"
 )
-
-// clock is a fake time source tests move by hand.
-type clock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *clock) Advance(d time.Duration) {
-	c.mu.Lock()
-	c.now = c.now.Add(d)
-	c.mu.Unlock()
-}
 
 // openIdle wires momopay on a fresh database with a fake clock and runs no
 // background workers, so the test itself plays the jobs.
-func openIdle(t *testing.T, engine string) (*app.App, *clock, string) {
+func openIdle(t *testing.T, engine string) (*app.App, *testserver.Clock, string) {
 	t.Helper()
-	clk := &clock{now: time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)}
+	clk := testserver.NewClock(time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC))
 	a, err := app.Open(context.Background(), app.Config{
 		DatabaseURL: testdb.URL(t, engine), Now: clk.Now, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
 	})

@@ -63,6 +63,11 @@ const Currency = "XAF"
 // DefaultPendingTTL is how long a transaction may stay PENDING (contract §8).
 const DefaultPendingTTL = 5 * time.Minute
 
+// FormatTime writes t as every timestamp of the contract is written, in the
+// API and in webhooks alike: RFC 3339 in UTC with the stored microseconds,
+// so a created_at copied into a list filter matches exactly.
+func FormatTime(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
+
 // Transaction is one payment request of one merchant (contract §2.1).
 // Amount is whole XAF: the currency has no minor unit and floats never hold money.
 type Transaction struct {

@@ -14,6 +14,7 @@ import (
 	"github.com/momopay/momopay/internal/operator/sandbox"
 	"github.com/momopay/momopay/internal/payment"
 	"github.com/momopay/momopay/internal/testdb"
+	"github.com/momopay/momopay/internal/testserver"
 )
 
 // burst is how many deliveries one BenchmarkDrainBurst iteration drains.
@@ -74,7 +75,7 @@ func prepareBurst(b *testing.B, engine string, perEndpoint int) (*app.App, *atom
 	if err != nil {
 		b.Fatal(err)
 	}
-	f := &fixture{app: a, clock: &clock{t: time.Now()}}
+	f := &fixture{app: a, clock: testserver.NewClock(time.Now())}
 	for m := range benchMerchants {
 		merchant := f.newMerchant(b)
 		for range benchEndpoints {

@@ -26,34 +26,15 @@ import (
 	"github.com/momopay/momopay/internal/operator/sandbox"
 	"github.com/momopay/momopay/internal/payment"
 	"github.com/momopay/momopay/internal/testdb"
+	"github.com/momopay/momopay/internal/testserver"
 	"github.com/momopay/momopay/internal/webhook"
 )
-
-// clock is a fake clock the test moves by hand.
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func newClock() *clock { return &clock{t: time.Date(2026, 3, 2, 9, 30, 0, 0, time.UTC)} }
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *clock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-}
 
 // fixture is a wired momopay that is opened but never served: no worker
 // runs, so the test makes every attempt itself, on a fake clock.
 type fixture struct {
 	app      *app.App
-	clock    *clock
+	clock    *testserver.Clock
 	merchant string
 }
 
@@ -72,7 +53,7 @@ func eachEngine(t *testing.T, fn func(t *testing.T, f *fixture)) {
 
 func setup(t testing.TB, engine string) *fixture {
 	t.Helper()
-	c := newClock()
+	c := testserver.NewClock(time.Date(2026, 3, 2, 9, 30, 0, 0, time.UTC))
 	a, err := app.Open(context.Background(), app.Config{DatabaseURL: testdb.URL(t, engine), Now: c.Now, Logger: quietLog})
 	if err != nil {
 		t.Fatalf("open app: %v", err)

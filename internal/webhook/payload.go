@@ -50,10 +50,6 @@ type testData struct {
 	ConfirmedAt *string `json:"confirmed_at"`
 }
 
-// wireTime is the API's time format (RFC 3339 UTC with the stored
-// fraction), so a receiver can match an event's times with a GET.
-func wireTime(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
-
 // eventPayload builds the body of event for t once; the bytes are stored
 // with each delivery and sent unchanged on every attempt, so signatures and
 // receivers' deduplication see the same message.
@@ -63,9 +59,9 @@ func eventPayload(event string, t *payment.Transaction) ([]byte, error) {
 		Data: transactionData{
 			ID: t.ID, Reference: t.Reference, InternalRef: t.InternalRef, Amount: t.Amount, Currency: t.Currency,
 			Operator: string(t.Operator), PhoneNumber: t.PhoneNumber, Description: t.Description, Status: string(t.Status),
-			CreatedAt: wireTime(t.CreatedAt), UpdatedAt: wireTime(t.UpdatedAt),
+			CreatedAt: payment.FormatTime(t.CreatedAt), UpdatedAt: payment.FormatTime(t.UpdatedAt),
 		},
-		Timestamp: wireTime(t.UpdatedAt),
+		Timestamp: payment.FormatTime(t.UpdatedAt),
 	})
 }
 
@@ -80,6 +76,6 @@ func testPayload(now time.Time) ([]byte, error) {
 			ID: id, Reference: "test_" + id[:8], Amount: 1000, Currency: payment.Currency,
 			Operator: string(payment.OperatorAirtel), PhoneNumber: "+23500000000", Status: string(payment.StatusSuccess),
 		},
-		Timestamp: wireTime(now),
+		Timestamp: payment.FormatTime(now),
 	})
 }

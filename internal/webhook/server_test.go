@@ -224,7 +224,7 @@ func TestDeliveryAfterCrash(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			f := &fixture{app: a, clock: &clock{t: time.Now()}}
+			f := &fixture{app: a, clock: testserver.NewClock(time.Now())}
 			merchant := f.newMerchant(t)
 			f.endpoint(t, merchant, rc)
 			tx, err := a.Payments.Initiate(ctx, merchant, payment.CreateRequest{Reference: "crash-1", Amount: 700,
