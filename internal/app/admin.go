@@ -7,30 +7,37 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"time"
 
-	"github.com/momopay/momopay/internal/api"
-	"github.com/momopay/momopay/internal/payment"
+	"github.com/momopay/momopay/internal/store"
 )
-
-// defaultRateLimit is what serve applies per merchant.
-var defaultRateLimit = api.DefaultRateLimit
 
 func (c *cli) merchantCreate(ctx context.Context, args []string) error {
 	fs, db, asJSON := c.flags("merchant create")
 	name := fs.String("name", "", "merchant name (required)")
 	email := fs.String("email", "", "dashboard login email (required)")
 	pwStdin := fs.Bool("password-stdin", false, "read the dashboard password from standard input (required)")
-	if err := parseNone(fs, args); err != nil {
+	if err := c.parseNone(fs, args); err != nil {
 		return err
 	}
-	if *name == "" || *email == "" || !*pwStdin {
-		return errors.New("usage: momopay merchant create --name NAME --email EMAIL --password-stdin [--json]")
+	var missing []string
+	for flag, v := range map[string]bool{"--name NAME": *name == "", "--email EMAIL": *email == "", "--password-stdin": !*pwStdin} {
+		if v {
+			missing = append(missing, flag)
+		}
+	}
+	if len(missing) > 0 {
+		slices.Sort(missing)
+		return fmt.Errorf("merchant create needs %s: usage: momopay %s", strings.Join(missing, " and "), syntaxOf("merchant create"))
 	}
 	line, err := bufio.NewReader(io.LimitReader(c.stdin, 1024)).ReadString('\n')
 	if err != nil && !errors.Is(err, io.EOF) {
-		return err
+		return fmt.Errorf("read the password from standard input: %w", err)
+	}
+	if strings.TrimRight(line, "\r\n") == "" {
+		return errors.New("merchant create: no password on standard input: pipe it in, e.g. echo 'a long password' | momopay merchant create --name NAME --email EMAIL --password-stdin")
 	}
 	a, err := c.open(ctx, *db)
 	if err != nil {
@@ -38,8 +45,11 @@ func (c *cli) merchantCreate(ctx context.Context, args []string) error {
 	}
 	defer a.Close()
 	m, err := a.Merchants.Create(ctx, *name, *email, strings.TrimRight(line, "\r\n"), time.Now())
+	if errors.Is(err, store.ErrEmailTaken) {
+		return fmt.Errorf("merchant create: %w: %s (see \"momopay merchant list\")", err, strings.ToLower(strings.TrimSpace(*email)))
+	}
 	if err != nil {
-		return err
+		return fmt.Errorf("merchant create: %w", err)
 	}
 	if *asJSON {
 		return c.printJSON(map[string]string{"id": m.ID, "name": m.Name, "email": m.Email})
@@ -50,7 +60,7 @@ func (c *cli) merchantCreate(ctx context.Context, args []string) error {
 
 func (c *cli) merchantList(ctx context.Context, args []string) error {
 	fs, db, asJSON := c.flags("merchant list")
-	if err := parseNone(fs, args); err != nil {
+	if err := c.parseNone(fs, args); err != nil {
 		return err
 	}
 	a, err := c.open(ctx, *db)
@@ -74,21 +84,22 @@ func (c *cli) merchantList(ctx context.Context, args []string) error {
 }
 
 // merchantApp parses the flags of a command scoped to one merchant (the
-// shared ones, --merchant, and any that more adds), opens the app without
-// workers, so it works beside a running server, and checks that the
-// merchant exists. It returns the positional arguments.
+// shared ones, --merchant, and any that more adds), checks the positional
+// arguments against the command's syntax, opens the app without workers,
+// so it works beside a running server, and checks that the merchant
+// exists. It returns the positional arguments.
 func (c *cli) merchantApp(ctx context.Context, name string, args []string, more func(*flag.FlagSet)) (*App, string, []string, bool, error) {
 	fs, db, asJSON := c.flags(name)
-	merchant := fs.String("merchant", "", "merchant id (required)")
+	merchant := fs.String("merchant", "", "merchant id (required; see \"momopay merchant list\")")
 	if more != nil {
 		more(fs)
 	}
-	rest, err := parse(fs, args)
+	rest, err := c.parseN(fs, args)
 	if err != nil {
 		return nil, "", nil, false, err
 	}
 	if *merchant == "" {
-		return nil, "", nil, false, fmt.Errorf("momopay %s: --merchant is required", name)
+		return nil, "", nil, false, fmt.Errorf("%s: --merchant is required: usage: momopay %s", name, syntaxOf(name))
 	}
 	a, err := c.open(ctx, *db)
 	if err != nil {
@@ -96,7 +107,7 @@ func (c *cli) merchantApp(ctx context.Context, name string, args []string, more 
 	}
 	ok, err := a.Merchants.Exists(ctx, *merchant)
 	if err == nil && !ok {
-		err = fmt.Errorf("no merchant %q", *merchant)
+		err = fmt.Errorf("no merchant %q in this database: \"momopay merchant list\" shows them", *merchant)
 	}
 	if err != nil {
 		a.Close()
@@ -151,49 +162,48 @@ func when(t *time.Time) string {
 }
 
 func (c *cli) apikeyRevoke(ctx context.Context, args []string) error {
-	a, merchant, rest, _, err := c.merchantApp(ctx, "apikey revoke", args, nil)
+	a, merchant, rest, asJSON, err := c.merchantApp(ctx, "apikey revoke", args, nil)
 	if err != nil {
 		return err
 	}
 	defer a.Close()
-	if len(rest) != 1 {
-		return errors.New("usage: momopay apikey revoke --merchant ID KEY_ID")
+	id := rest[0]
+	err = a.APIKeys.Revoke(ctx, merchant, id, time.Now())
+	if errors.Is(err, store.ErrKeyNotFound) {
+		return fmt.Errorf("merchant %s has no API key %q: \"momopay apikey list --merchant %s\" shows its keys", merchant, id, merchant)
 	}
-	if err := a.APIKeys.Revoke(ctx, merchant, rest[0], time.Now()); err != nil {
-		return err
-	}
-	fmt.Fprintf(c.stdout, "revoked API key %s\n", rest[0])
-	return nil
-}
-
-// sandboxAnswer plays the payer of a sandbox payment: it settles the
-// transaction as the operator's callback would.
-func (c *cli) sandboxAnswer(ctx context.Context, args []string, to payment.Status) error {
-	fs, db, _ := c.flags("sandbox")
-	rest, err := parse(fs, args)
 	if err != nil {
 		return err
 	}
-	if len(rest) != 1 {
-		return errors.New("usage: momopay sandbox confirm|refuse TRANSACTION_ID")
+	if asJSON {
+		return c.printJSON(map[string]string{"id": id, "status": "revoked"})
+	}
+	fmt.Fprintf(c.stdout, "revoked API key %s\n", id)
+	return nil
+}
+
+func (c *cli) reconcileList(ctx context.Context, args []string) error {
+	fs, db, asJSON := c.flags("reconcile list")
+	if err := c.parseNone(fs, args); err != nil {
+		return err
 	}
 	a, err := c.open(ctx, *db)
 	if err != nil {
 		return err
 	}
 	defer a.Close()
-	merchant, err := a.Transactions.MerchantOf(ctx, rest[0])
+	cases, err := a.Cases.List(ctx)
 	if err != nil {
 		return err
 	}
-	t, changed, err := a.Payments.Settle(ctx, merchant, rest[0], to, payment.SourceSandbox, "sandbox: answered by hand")
-	if err != nil {
-		return err
+	if *asJSON {
+		return c.printJSON(map[string]any{"cases": cases, "count": len(cases)})
 	}
-	if !changed {
-		fmt.Fprintf(c.stdout, "transaction %s was already %s; the answer was recorded for reconciliation\n", t.ID, t.Status)
-		return nil
-	}
-	fmt.Fprintf(c.stdout, "transaction %s is now %s\n", t.ID, t.Status)
+	c.table("CREATED\tTRANSACTION\tFINAL\tREPORTED\tSOURCE\tDETAIL", func(w io.Writer) {
+		for _, k := range cases {
+			fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\n", k.CreatedAt.Format(time.RFC3339), k.TransactionID, k.FinalStatus, k.ReportedStatus, k.Source, k.Detail)
+		}
+	})
+	fmt.Fprintf(c.stdout, "%d case(s)\n", len(cases))
 	return nil
 }

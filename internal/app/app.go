@@ -38,8 +38,12 @@ type Config struct {
 	// JobPollInterval bounds how late a due background job starts.
 	JobPollInterval time.Duration
 	RateLimit       api.RateLimit
-	Now             func() time.Time
-	Logger          *slog.Logger
+	// ExistingDatabase refuses to create a database: administrative
+	// commands must not leave an empty momopay.db in whatever folder they
+	// ran in, nor set up a schema that serve or migrate should have.
+	ExistingDatabase bool
+	Now              func() time.Time
+	Logger           *slog.Logger
 }
 
 func (c *Config) defaults() error {
@@ -84,6 +88,8 @@ type App struct {
 	Payments     *payment.Service
 	Webhooks     *webhook.Service
 	Handler      http.Handler
+	// Schema says which migrations Open applied.
+	Schema store.Migrations
 	// SandboxCallbackSecret signs the simulated operators' callbacks; tests
 	// use it to play an operator.
 	SandboxCallbackSecret []byte
@@ -98,7 +104,7 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 	if err := cfg.defaults(); err != nil {
 		return nil, err
 	}
-	db, err := store.Open(ctx, cfg.DatabaseURL)
+	db, err := openDatabase(ctx, cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -112,7 +118,8 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 
 func (a *App) wire(ctx context.Context) error {
 	cfg, db := a.cfg, a.DB
-	if err := db.Migrate(ctx); err != nil {
+	var err error
+	if a.Schema, err = db.ApplyMigrations(ctx); err != nil {
 		return err
 	}
 	sqlite := db.Dialect == store.SQLite

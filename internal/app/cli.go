@@ -4,13 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
 	"strings"
 	"text/tabwriter"
-	"time"
 
 	"github.com/momopay/momopay/internal/payment"
 )
@@ -23,82 +21,174 @@ type Env func(string) string
 
 // Run is the whole program: it parses args (without the program name) and
 // runs one command. It never calls os.Exit, so tests can run it in-process.
+// Help goes to stdout and is no error; an error is returned, not printed,
+// so that main prints it once.
 func Run(ctx context.Context, args []string, getenv Env, stdin io.Reader, stdout, stderr io.Writer) error {
-	if len(args) == 0 {
-		fmt.Fprint(stderr, usage)
-		return errors.New("no command given")
-	}
 	c := &cli{getenv: getenv, stdin: stdin, stdout: stdout, stderr: stderr}
-	cmd, rest := args[0], args[1:]
-	if sub, ok := subcommands[cmd]; ok {
-		if len(rest) == 0 {
-			return fmt.Errorf("usage: momopay %s %s", cmd, strings.Join(sub, "|"))
-		}
-		cmd, rest = cmd+" "+rest[0], rest[1:]
-	}
-	fn, ok := commands[cmd]
-	if !ok {
-		fmt.Fprint(stderr, usage)
-		return fmt.Errorf("unknown command %q", cmd)
-	}
-	return fn(c, ctx, rest)
-}
-
-const usage = `momopay: Mobile Money payments for merchants in Chad (Airtel, Moov; XAF)
-
-Commands:
-  serve                 run the API and background workers
-  migrate               apply the database schema
-  merchant create|list  manage merchants
-  apikey create|list|revoke  manage a merchant's API keys
-  sandbox confirm|refuse TRANSACTION_ID  answer a sandbox payment as the payer
-  reconcile list        late operator outcomes to reconcile by hand
-  webhook create|list|disable|delete  manage a merchant's webhook endpoints
-  webhook deliveries|resend|test      delivery history, manual re-send, test event
-  version               print the version
-
-Every command takes --db (default: momopay.db, or MOMOPAY_DATABASE_URL).
-webhook commands follow MOMOPAY_MODE like serve (sandbox allows http and loopback URLs).
-Run "momopay COMMAND -h" for its flags.
-`
-
-var subcommands = map[string][]string{
-	"merchant":  {"create", "list"},
-	"apikey":    {"create", "list", "revoke"},
-	"sandbox":   {"confirm", "refuse"},
-	"reconcile": {"list"},
-	"webhook":   {"create", "list", "disable", "delete", "deliveries", "resend", "test"},
-}
-
-// commands is the command table; each entry parses its own flags.
-var commands = map[string]func(c *cli, ctx context.Context, args []string) error{
-	"serve":           (*cli).serve,
-	"migrate":         (*cli).migrate,
-	"merchant create": (*cli).merchantCreate,
-	"merchant list":   (*cli).merchantList,
-	"apikey create":   (*cli).apikeyCreate,
-	"apikey list":     (*cli).apikeyList,
-	"apikey revoke":   (*cli).apikeyRevoke,
-	"sandbox confirm": func(c *cli, ctx context.Context, a []string) error {
-		return c.sandboxAnswer(ctx, a, payment.StatusSuccess)
-	},
-	"sandbox refuse": func(c *cli, ctx context.Context, a []string) error {
-		return c.sandboxAnswer(ctx, a, payment.StatusFailed)
-	},
-	"reconcile list": (*cli).reconcileList,
-
-	"webhook create":     (*cli).webhookCreate,
-	"webhook list":       (*cli).webhookList,
-	"webhook disable":    (*cli).webhookDisable,
-	"webhook delete":     (*cli).webhookDelete,
-	"webhook deliveries": (*cli).webhookDeliveries,
-	"webhook resend":     (*cli).webhookResend,
-	"webhook test":       (*cli).webhookTest,
-	"version": func(c *cli, _ context.Context, _ []string) error {
-		fmt.Fprintln(c.stdout, "momopay", Version)
+	err := c.run(ctx, args)
+	if errors.Is(err, errHelpShown) {
 		return nil
-	},
-	"help": func(c *cli, _ context.Context, _ []string) error { fmt.Fprint(c.stdout, usage); return nil },
+	}
+	return err
+}
+
+func (c *cli) run(ctx context.Context, args []string) error {
+	if len(args) == 0 {
+		fmt.Fprint(c.stderr, usage())
+		return errors.New(`no command given: run "momopay help" for the commands`)
+	}
+	name, rest := args[0], args[1:]
+	if isHelp(name) {
+		return c.help(rest)
+	}
+	if subs := subcommandsOf(name); subs != nil {
+		if len(rest) == 0 {
+			return fmt.Errorf("%s needs a subcommand: %s (run \"momopay %s -h\")", name, strings.Join(subs, ", "), name)
+		}
+		if isHelp(rest[0]) {
+			return c.help([]string{name})
+		}
+		name, rest = name+" "+rest[0], rest[1:]
+	}
+	cmd := lookup(name)
+	if cmd == nil {
+		return fmt.Errorf("unknown command %q: run \"momopay help\" for the commands", name)
+	}
+	return cmd.run(c, ctx, rest)
+}
+
+// isHelp recognises every way people ask for help.
+func isHelp(arg string) bool {
+	switch arg {
+	case "help", "-h", "-help", "--help":
+		return true
+	}
+	return false
+}
+
+// help prints the whole usage, a group's commands (momopay help apikey) or
+// one command's syntax and flags (momopay help apikey revoke).
+func (c *cli) help(topic []string) error {
+	if len(topic) == 0 {
+		fmt.Fprint(c.stdout, usage())
+		return errHelpShown
+	}
+	name := strings.Join(topic, " ")
+	if subs := subcommandsOf(name); subs != nil {
+		fmt.Fprintf(c.stdout, "usage:\n")
+		for _, sub := range subs {
+			fmt.Fprintf(c.stdout, "  momopay %s\n", lookup(name+" "+sub).syntax)
+		}
+		fmt.Fprintf(c.stdout, "\nRun \"momopay %s SUBCOMMAND -h\" for a subcommand's flags.\n", name)
+		return errHelpShown
+	}
+	cmd := lookup(name)
+	if cmd == nil {
+		return fmt.Errorf("no help for %q: it is not a command; run \"momopay help\" for the commands", name)
+	}
+	// The command itself prints its syntax and flags on -h.
+	return cmd.run(c, context.Background(), []string{"-h"})
+}
+
+// command is one line of the command table.
+type command struct {
+	name string
+	// syntax is the full command line after "momopay": required flags,
+	// positional arguments, then the optional flags.
+	syntax  string
+	summary string
+	run     func(c *cli, ctx context.Context, args []string) error
+}
+
+// commands lists every command in the order help shows them. Each entry
+// parses its own flags (c.flags), so "-h" works before any database opens.
+// It is filled in init: the commands' help refers back to the table.
+var commands []command
+
+func init() {
+	commands = []command{
+		{"serve", "serve [--addr HOST:PORT] [--mode sandbox|live] [--pending-ttl DURATION] [--rate-limit N] [--rate-burst N] [--db URL]",
+			"Run the API, the operators' callbacks and the background workers until SIGINT or SIGTERM. Creates and migrates the database if needed.", (*cli).serve},
+		{"migrate", "migrate [--db URL] [--json]",
+			"Create the database if needed and apply the schema migrations it lacks.", (*cli).migrate},
+		{"merchant create", "merchant create --name NAME --email EMAIL --password-stdin [--db URL] [--json]",
+			"Add a merchant; its dashboard password is read from standard input.", (*cli).merchantCreate},
+		{"merchant list", "merchant list [--db URL] [--json]",
+			"List every merchant.", (*cli).merchantList},
+		{"apikey create", "apikey create --merchant MERCHANT_ID [--db URL] [--json]",
+			"Make an API key for a merchant; the key is shown only here.", (*cli).apikeyCreate},
+		{"apikey list", "apikey list --merchant MERCHANT_ID [--db URL] [--json]",
+			"List a merchant's API keys (never the keys themselves).", (*cli).apikeyList},
+		{"apikey revoke", "apikey revoke --merchant MERCHANT_ID KEY_ID [--db URL] [--json]",
+			"Revoke an API key: requests made with it are refused from then on.", (*cli).apikeyRevoke},
+		{"sandbox confirm", "sandbox confirm TRANSACTION_ID [--db URL] [--json]",
+			"Play the payer of a sandbox payment: accept it (SUCCESS).", func(c *cli, ctx context.Context, a []string) error {
+				return c.sandboxAnswer(ctx, "sandbox confirm", a, payment.StatusSuccess)
+			}},
+		{"sandbox refuse", "sandbox refuse TRANSACTION_ID [--db URL] [--json]",
+			"Play the payer of a sandbox payment: refuse it (FAILED).", func(c *cli, ctx context.Context, a []string) error {
+				return c.sandboxAnswer(ctx, "sandbox refuse", a, payment.StatusFailed)
+			}},
+		{"reconcile list", "reconcile list [--db URL] [--json]",
+			"List late operator outcomes that contradict a final state, to reconcile by hand.", (*cli).reconcileList},
+		{"webhook create", "webhook create --merchant MERCHANT_ID --url URL [--db URL] [--json]",
+			"Register a webhook endpoint; its signing secret is shown only here.", (*cli).webhookCreate},
+		{"webhook list", "webhook list --merchant MERCHANT_ID [--db URL] [--json]",
+			"List a merchant's webhook endpoints (never their secrets).", (*cli).webhookList},
+		{"webhook disable", "webhook disable --merchant MERCHANT_ID ENDPOINT_ID [--db URL] [--json]",
+			"Stop sending events to an endpoint.", (*cli).webhookDisable},
+		{"webhook delete", "webhook delete --merchant MERCHANT_ID ENDPOINT_ID [--db URL] [--json]",
+			"Delete an endpoint.", (*cli).webhookDelete},
+		{"webhook deliveries", "webhook deliveries --merchant MERCHANT_ID [--limit N] [--db URL] [--json]",
+			"Show recent deliveries, newest first, each with every attempt.", (*cli).webhookDeliveries},
+		{"webhook resend", "webhook resend --merchant MERCHANT_ID DELIVERY_ID [--db URL] [--json]",
+			"Attempt a delivery once more, now.", (*cli).webhookResend},
+		{"webhook test", "webhook test --merchant MERCHANT_ID ENDPOINT_ID [--db URL] [--json]",
+			"Send a transaction.test event to an endpoint, once, and wait for its answer.", (*cli).webhookTest},
+		{"version", "version [--json]",
+			"Print the version.", (*cli).version},
+	}
+}
+
+func lookup(name string) *command {
+	for i := range commands {
+		if commands[i].name == name {
+			return &commands[i]
+		}
+	}
+	return nil
+}
+
+// subcommandsOf returns the subcommands of a group (merchant, apikey, ...)
+// in table order, or nil when name is not a group.
+func subcommandsOf(name string) []string {
+	var subs []string
+	for _, cmd := range commands {
+		if group, sub, ok := strings.Cut(cmd.name, " "); ok && group == name {
+			subs = append(subs, sub)
+		}
+	}
+	return subs
+}
+
+func usage() string {
+	var b strings.Builder
+	b.WriteString("momopay: Mobile Money payments for merchants in Chad (Airtel, Moov; XAF)\n\nUsage:\n")
+	for _, cmd := range commands {
+		fmt.Fprintf(&b, "  momopay %s\n", cmd.syntax)
+	}
+	b.WriteString(`  momopay help [COMMAND [SUBCOMMAND]]
+
+--db is a SQLite file path (default momopay.db), sqlite:PATH, a PostgreSQL
+URL (postgres://USER@HOST:5432/DB) or key=value string ("host=HOST
+user=USER dbname=DB"); env MOMOPAY_DATABASE_URL. Only serve and migrate
+create a database. Flags may come before or after the arguments; --json
+prints one JSON object on stdout. Webhook commands follow MOMOPAY_MODE like
+serve (sandbox allows http and loopback URLs).
+
+Run "momopay COMMAND -h" for a command's flags.
+`)
+	return b.String()
 }
 
 type cli struct {
@@ -108,39 +198,14 @@ type cli struct {
 	stderr io.Writer
 }
 
-// flags starts a flag set with the options every command shares.
-func (c *cli) flags(name string) (*flag.FlagSet, *string, *bool) {
-	fs := flag.NewFlagSet("momopay "+name, flag.ContinueOnError)
-	fs.SetOutput(c.stderr)
-	db := fs.String("db", or(c.getenv("MOMOPAY_DATABASE_URL"), "momopay.db"), "database: a SQLite path, sqlite:PATH, or postgres://… (env MOMOPAY_DATABASE_URL)")
-	asJSON := fs.Bool("json", false, "print one JSON object on stdout")
-	return fs, db, asJSON
-}
-
-// parse parses flags that may come before or after positional arguments
-// (momopay apikey revoke KEY_ID --db X), which flag.Parse alone does not,
-// and returns the positional ones.
-func parse(fs *flag.FlagSet, args []string) ([]string, error) {
-	var positional []string
-	for {
-		if err := fs.Parse(args); err != nil {
-			return nil, err
-		}
-		if fs.NArg() == 0 {
-			return positional, nil
-		}
-		positional = append(positional, fs.Arg(0))
-		args = fs.Args()[1:]
-	}
-}
-
-// parseNone parses a command that takes no positional arguments.
-func parseNone(fs *flag.FlagSet, args []string) error {
-	rest, err := parse(fs, args)
-	if err == nil && len(rest) > 0 {
-		err = fmt.Errorf("%s: unexpected argument %q", fs.Name(), rest[0])
-	}
-	return err
+// open wires the app for an administrative command: no workers, quiet
+// logs, the mode of MOMOPAY_MODE as for serve (the mode decides, for one,
+// which webhook URLs are accepted), and a database that must exist.
+func (c *cli) open(ctx context.Context, dbURL string) (*App, error) {
+	return Open(ctx, Config{
+		DatabaseURL: dbURL, Mode: or(c.getenv("MOMOPAY_MODE"), ModeSandbox), ExistingDatabase: true,
+		Logger: slog.New(slog.NewTextHandler(c.stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
+	})
 }
 
 func or(v, def string) string {
@@ -148,13 +213,6 @@ func or(v, def string) string {
 		return v
 	}
 	return def
-}
-
-// open wires the app for an administrative command: no workers, quiet
-// logs, and the mode of MOMOPAY_MODE as for serve (the mode decides, for
-// one, which webhook URLs are accepted).
-func (c *cli) open(ctx context.Context, dbURL string) (*App, error) {
-	return Open(ctx, Config{DatabaseURL: dbURL, Mode: or(c.getenv("MOMOPAY_MODE"), ModeSandbox), Logger: slog.New(slog.NewTextHandler(c.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))})
 }
 
 func (c *cli) printJSON(v any) error {
@@ -170,42 +228,15 @@ func (c *cli) table(header string, rows func(w io.Writer)) {
 	tw.Flush()
 }
 
-func (c *cli) migrate(ctx context.Context, args []string) error {
-	fs, db, _ := c.flags("migrate")
-	if err := parseNone(fs, args); err != nil {
-		return err
-	}
-	a, err := c.open(ctx, *db) // Open applies the migrations
-	if err != nil {
-		return err
-	}
-	defer a.Close()
-	fmt.Fprintf(c.stdout, "%s database is up to date\n", a.DB.Dialect)
-	return nil
-}
-
-func (c *cli) reconcileList(ctx context.Context, args []string) error {
-	fs, db, asJSON := c.flags("reconcile list")
-	if err := parseNone(fs, args); err != nil {
-		return err
-	}
-	a, err := c.open(ctx, *db)
-	if err != nil {
-		return err
-	}
-	defer a.Close()
-	cases, err := a.Cases.List(ctx)
-	if err != nil {
+func (c *cli) version(_ context.Context, args []string) error {
+	fs := c.newFlags("version")
+	asJSON := jsonFlag(fs)
+	if err := c.parseNone(fs, args); err != nil {
 		return err
 	}
 	if *asJSON {
-		return c.printJSON(map[string]any{"cases": cases, "count": len(cases)})
+		return c.printJSON(map[string]string{"version": Version})
 	}
-	c.table("CREATED\tTRANSACTION\tFINAL\tREPORTED\tSOURCE\tDETAIL", func(w io.Writer) {
-		for _, k := range cases {
-			fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\n", k.CreatedAt.Format(time.RFC3339), k.TransactionID, k.FinalStatus, k.ReportedStatus, k.Source, k.Detail)
-		}
-	})
-	fmt.Fprintf(c.stdout, "%d case(s)\n", len(cases))
+	fmt.Fprintln(c.stdout, "momopay", Version)
 	return nil
 }

@@ -98,6 +98,9 @@ func signed(secret string, body []byte) string {
 
 func newMerchantCLI(t *testing.T, env map[string]string) string {
 	t.Helper()
+	if out, err := run(t, env, "", "migrate"); err != nil { // only serve and migrate create a database
+		t.Fatalf("migrate: %v %s", err, out)
+	}
 	out, err := run(t, env, "correct horse battery\n", "merchant", "create", "--name", "Shop", "--email", "shop@example.com", "--password-stdin", "--json")
 	if err != nil {
 		t.Fatalf("merchant create: %v", err)

@@ -7,6 +7,10 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	neturl "net/url"
+	"os"
+	"path/filepath"
+	"regexp"
 	"strings"
 	"time"
 
@@ -38,61 +42,245 @@ type DB struct {
 // on, and BEGIN IMMEDIATE so writers queue instead of failing on upgrade.
 const sqlitePragmas = "_pragma=journal_mode(WAL)&_pragma=busy_timeout(5000)&_pragma=foreign_keys(1)&_pragma=synchronous(NORMAL)&_txlock=immediate"
 
-// Open connects to url: postgres:// or postgresql:// for PostgreSQL,
-// anything else is a SQLite file path, optionally written sqlite:PATH.
+// Open connects to url (see ParseURL), creating a SQLite file that does
+// not exist yet. Only the commands that set a database up (serve, migrate)
+// and tests should create one: others use OpenExisting.
 func Open(ctx context.Context, url string) (*DB, error) {
-	var db *DB
-	switch {
-	case strings.HasPrefix(url, "postgres://"), strings.HasPrefix(url, "postgresql://"):
-		sqldb, err := sql.Open("pgx", url)
+	return open(ctx, url, true)
+}
+
+// OpenExisting is Open for a database that must already exist: a missing
+// SQLite file is a *NoDatabaseError rather than a new, empty file left in
+// whatever folder the command happened to run in.
+func OpenExisting(ctx context.Context, url string) (*DB, error) {
+	return open(ctx, url, false)
+}
+
+// NoDatabaseError says that a SQLite file to be opened does not exist.
+type NoDatabaseError struct {
+	Path string // absolute
+}
+
+func (e *NoDatabaseError) Error() string {
+	return fmt.Sprintf("no SQLite database at %s", e.Path)
+}
+
+func open(ctx context.Context, url string, create bool) (*DB, error) {
+	dialect, target, err := ParseURL(url)
+	if err != nil {
+		return nil, err
+	}
+	if dialect == Postgres {
+		sqldb, err := sql.Open("pgx", target)
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("PostgreSQL connection string %s: %w", Redact(target), err)
 		}
 		sqldb.SetMaxOpenConns(20)
-		db = &DB{DB: sqldb, Dialect: Postgres}
-	default:
-		path := strings.TrimPrefix(url, "sqlite:")
-		if path == "" {
-			return nil, errors.New("empty SQLite path")
+		db := &DB{DB: sqldb, Dialect: Postgres}
+		if err := db.PingContext(ctx); err != nil {
+			db.Close()
+			return nil, fmt.Errorf("connect to PostgreSQL at %s: %w", Redact(target), err)
 		}
-		sep := "?"
-		if strings.Contains(path, "?") {
-			sep = "&"
-		}
-		sqldb, err := sql.Open("sqlite", "file:"+path+sep+sqlitePragmas)
-		if err != nil {
-			return nil, err
-		}
-		// SQLite has one writer; one connection avoids SQLITE_BUSY between
-		// our own goroutines (River's advice for its SQLite driver).
-		sqldb.SetMaxOpenConns(1)
-		db = &DB{DB: sqldb, Dialect: SQLite}
+		return db, nil
 	}
+	return openSQLite(ctx, target, create)
+}
+
+// openSQLite opens the file at path (a file name, with an optional ?query
+// of SQLite URI parameters).
+func openSQLite(ctx context.Context, path string, create bool) (*DB, error) {
+	file, query, _ := strings.Cut(path, "?")
+	abs, err := filepath.Abs(file)
+	if err != nil {
+		return nil, fmt.Errorf("SQLite path %q: %w", file, err)
+	}
+	if err := prepareSQLiteFile(abs, create); err != nil {
+		return nil, err
+	}
+	params := sqlitePragmas
+	if query != "" {
+		params = query + "&" + params
+	}
+	// mode=rw: the file exists by now (prepareSQLiteFile made it with the
+	// right mode), and SQLite must not create it with the umask's.
+	sqldb, err := sql.Open("sqlite", "file:"+abs+"?mode=rw&"+params)
+	if err != nil {
+		return nil, fmt.Errorf("open SQLite database %s: %w", abs, err)
+	}
+	// SQLite has one writer; one connection avoids SQLITE_BUSY between
+	// our own goroutines (River's advice for its SQLite driver).
+	sqldb.SetMaxOpenConns(1)
+	db := &DB{DB: sqldb, Dialect: SQLite}
 	if err := db.PingContext(ctx); err != nil {
 		db.Close()
-		return nil, fmt.Errorf("connect to %s database: %w", db.Dialect, err)
+		return nil, fmt.Errorf("open SQLite database %s: %w", abs, err)
 	}
 	return db, nil
 }
 
+// sqliteFileMode keeps the database to its owner: it holds webhook signing
+// secrets and password hashes. SQLite gives its -wal and -shm files the
+// mode of the database file (and fchmods them, so the umask does not
+// matter), hence setting it on the database file covers all three.
+const sqliteFileMode = 0o600
+
+// prepareSQLiteFile makes sure the database file exists, creating it with
+// sqliteFileMode when allowed, and reports a missing folder or file in
+// words a person can act on.
+func prepareSQLiteFile(abs string, create bool) error {
+	st, err := os.Stat(abs)
+	switch {
+	case err == nil && st.IsDir():
+		return fmt.Errorf("SQLite path %s is a folder, not a database file", abs)
+	case err == nil:
+		return nil
+	case !errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("SQLite database %s: %w", abs, err)
+	case !create:
+		return &NoDatabaseError{Path: abs}
+	}
+	if dir := filepath.Dir(abs); !isDir(dir) {
+		return fmt.Errorf("cannot create SQLite database %s: the folder %s does not exist", abs, dir)
+	}
+	f, err := os.OpenFile(abs, os.O_RDWR|os.O_CREATE|os.O_EXCL, sqliteFileMode)
+	if errors.Is(err, fs.ErrExist) {
+		return nil // another process made it first
+	}
+	if err != nil {
+		return fmt.Errorf("cannot create SQLite database %s: %w", abs, err)
+	}
+	defer f.Close()
+	// The umask may have taken bits off; set exactly the mode we mean.
+	if err := f.Chmod(sqliteFileMode); err != nil {
+		return fmt.Errorf("cannot set the mode of SQLite database %s: %w", abs, err)
+	}
+	return nil
+}
+
+func isDir(path string) bool {
+	st, err := os.Stat(path)
+	return err == nil && st.IsDir()
+}
+
+// pgKeywords are the libpq connection parameters a key=value connection
+// string starts with; pgx accepts the same form.
+var pgKeywords = map[string]bool{
+	"host": true, "hostaddr": true, "port": true, "dbname": true, "user": true,
+	"password": true, "passfile": true, "sslmode": true, "sslcert": true, "sslkey": true,
+	"sslrootcert": true, "sslpassword": true, "sslsni": true, "connect_timeout": true,
+	"application_name": true, "target_session_attrs": true, "service": true,
+	"servicefile": true, "options": true, "search_path": true, "channel_binding": true,
+}
+
+var (
+	urlScheme = regexp.MustCompile(`^([A-Za-z][A-Za-z0-9+.-]*)://`)
+	kvPair    = regexp.MustCompile(`^\s*([A-Za-z_]+)\s*=`)
+)
+
+// ParseURL tells which engine a database address names and returns what
+// that engine's driver takes: for PostgreSQL a postgres:// or postgresql://
+// URL, or a libpq key=value string ("host=127.0.0.1 user=postgres
+// dbname=momopay"); for SQLite a file path, optionally written sqlite:PATH.
+// Anything else that looks like a URL or a key=value string is refused
+// rather than taken as a strange file name.
+func ParseURL(url string) (Dialect, string, error) {
+	if m := urlScheme.FindStringSubmatch(url); m != nil {
+		switch strings.ToLower(m[1]) {
+		case "postgres", "postgresql":
+			return Postgres, url, nil
+		case "sqlite", "sqlite3", "file":
+			path := url[len(m[0]):]
+			if path == "" {
+				return "", "", fmt.Errorf("empty SQLite path in %q", url)
+			}
+			return SQLite, path, nil
+		}
+		return "", "", fmt.Errorf("unsupported database URL scheme %q in --db: use a SQLite file path, sqlite:PATH, postgres://USER@HOST:5432/DB or host=HOST user=USER dbname=DB", m[1])
+	}
+	if m := kvPair.FindStringSubmatch(url); m != nil {
+		if !pgKeywords[strings.ToLower(m[1])] {
+			return "", "", fmt.Errorf("database %q looks like a key=value connection string, but %q is not a PostgreSQL parameter (host, port, dbname, user, ...); for a SQLite file whose name has \"=\" in it, write sqlite:PATH", url, m[1])
+		}
+		return Postgres, url, nil
+	}
+	for _, prefix := range []string{"sqlite:", "sqlite3:", "file:"} {
+		if len(url) >= len(prefix) && strings.EqualFold(url[:len(prefix)], prefix) {
+			url = url[len(prefix):]
+			break
+		}
+	}
+	if strings.TrimSpace(url) == "" {
+		return "", "", errors.New("empty database address: pass --db with a SQLite path or a PostgreSQL URL")
+	}
+	return SQLite, url, nil
+}
+
+// Redact hides the password of a database address, for messages.
+func Redact(dsn string) string {
+	if u, err := neturl.Parse(dsn); err == nil && u.Scheme != "" {
+		return u.Redacted()
+	}
+	return pgPassword.ReplaceAllString(dsn, "password=xxxxx")
+}
+
+var pgPassword = regexp.MustCompile(`password\s*=\s*('(\\.|[^'])*'|\S+)`)
+
+// Migrations says what ApplyMigrations did.
+type Migrations struct {
+	// Applied counts the migrations applied by this call.
+	Applied int
+	// Version is the schema version the database is at afterwards.
+	Version int64
+}
+
 // Migrate applies momopay's schema migrations.
 func (db *DB) Migrate(ctx context.Context) error {
+	_, err := db.ApplyMigrations(ctx)
+	return err
+}
+
+// ApplyMigrations applies momopay's pending schema migrations and says how
+// many there were, so that "momopay migrate" can tell a new database from
+// one already up to date.
+func (db *DB) ApplyMigrations(ctx context.Context) (Migrations, error) {
+	p, err := db.migrationProvider()
+	if err != nil {
+		return Migrations{}, err
+	}
+	results, err := p.Up(ctx)
+	if err != nil {
+		return Migrations{}, fmt.Errorf("migrate: %w", err)
+	}
+	v, err := p.GetDBVersion(ctx)
+	if err != nil {
+		return Migrations{}, fmt.Errorf("migrate: read the schema version: %w", err)
+	}
+	return Migrations{Applied: len(results), Version: v}, nil
+}
+
+// HasSchema reports whether momopay's migrations were ever applied here,
+// without creating anything: commands other than serve and migrate refuse
+// a database that was never set up.
+func (db *DB) HasSchema(ctx context.Context) (bool, error) {
+	q := `SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = 'goose_db_version'`
+	if db.Dialect == Postgres {
+		q = `SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = current_schema() AND table_name = 'goose_db_version'`
+	}
+	var n int
+	err := db.QueryRowContext(ctx, q).Scan(&n)
+	return n > 0, err
+}
+
+func (db *DB) migrationProvider() (*goose.Provider, error) {
 	dir, dialect := "migrations/sqlite", goose.DialectSQLite3
 	if db.Dialect == Postgres {
 		dir, dialect = "migrations/postgres", goose.DialectPostgres
 	}
 	sub, err := fs.Sub(migrations, dir)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	p, err := goose.NewProvider(dialect, db.DB, sub)
-	if err != nil {
-		return err
-	}
-	if _, err := p.Up(ctx); err != nil {
-		return fmt.Errorf("migrate: %w", err)
-	}
-	return nil
+	return goose.NewProvider(dialect, db.DB, sub)
 }
 
 // InTx runs fn in one database transaction, committing when it returns nil.

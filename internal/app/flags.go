@@ -1,0 +1,159 @@
+package app
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+)
+
+// errHelpShown ends a command that printed its help; Run returns nil.
+var errHelpShown = errors.New("help shown")
+
+// flagEnv names the environment variable behind each flag that has one.
+// A flag on the command line wins over its variable, which wins over the
+// default.
+var flagEnv = map[string]string{
+	"db":          "MOMOPAY_DATABASE_URL",
+	"addr":        "MOMOPAY_ADDR",
+	"mode":        "MOMOPAY_MODE",
+	"pending-ttl": "MOMOPAY_PENDING_TTL",
+	"rate-limit":  "MOMOPAY_RATE_LIMIT",
+	"rate-burst":  "MOMOPAY_RATE_BURST",
+}
+
+// newFlags starts the flag set of a command. It prints nothing itself:
+// parse shows help on stdout and returns errors for main to print once.
+func (c *cli) newFlags(name string) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
+	return fs
+}
+
+// flags starts a flag set with the options every database command shares.
+func (c *cli) flags(name string) (*flag.FlagSet, *string, *bool) {
+	fs := c.newFlags(name)
+	return fs, dbFlag(fs), jsonFlag(fs)
+}
+
+func dbFlag(fs *flag.FlagSet) *string {
+	return fs.String("db", "momopay.db", "database: a SQLite file path, sqlite:PATH, postgres://USER@HOST:5432/DB or \"host=HOST user=USER dbname=DB\" (env MOMOPAY_DATABASE_URL)")
+}
+
+func jsonFlag(fs *flag.FlagSet) *bool {
+	return fs.Bool("json", false, "print one JSON object on stdout")
+}
+
+// parse parses flags that may come before or after positional arguments
+// (momopay apikey revoke KEY_ID --db X), which flag.Parse alone does not,
+// fills flags left unset from their environment variables, and returns the
+// positional arguments. On -h it prints the command's help and returns
+// errHelpShown.
+func (c *cli) parse(fs *flag.FlagSet, args []string) ([]string, error) {
+	var positional []string
+	for {
+		err := fs.Parse(args)
+		if errors.Is(err, flag.ErrHelp) {
+			c.printHelp(fs)
+			return nil, errHelpShown
+		}
+		if err != nil && fs.Lookup("json") == nil && strings.HasSuffix(err.Error(), "not defined: -json") {
+			return nil, fmt.Errorf("%s does not offer --json: its output is not a result to parse (run \"momopay %s -h\" for its usage)", fs.Name(), fs.Name())
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%s: %v (run \"momopay %s -h\" for its usage)", fs.Name(), err, fs.Name())
+		}
+		if fs.NArg() == 0 {
+			break
+		}
+		positional = append(positional, fs.Arg(0))
+		args = fs.Args()[1:]
+	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	var err error
+	fs.VisitAll(func(f *flag.Flag) {
+		env := flagEnv[f.Name]
+		if set[f.Name] || env == "" || err != nil {
+			return
+		}
+		if v := c.getenv(env); v != "" {
+			if e := fs.Set(f.Name, v); e != nil {
+				err = fmt.Errorf("%s=%q is not a valid value for --%s: %v", env, v, f.Name, e)
+			}
+		}
+	})
+	return positional, err
+}
+
+// parseNone parses a command that takes no positional arguments.
+func (c *cli) parseNone(fs *flag.FlagSet, args []string) error {
+	_, err := c.parseN(fs, args)
+	return err
+}
+
+// parseN parses a command and checks that it got exactly the positional
+// arguments its syntax names (the upper-case words, such as KEY_ID).
+func (c *cli) parseN(fs *flag.FlagSet, args []string) ([]string, error) {
+	rest, err := c.parse(fs, args)
+	if err != nil {
+		return nil, err
+	}
+	want := positionalNames(fs.Name())
+	if len(rest) != len(want) {
+		return nil, fmt.Errorf("%s takes %s, got %s: usage: momopay %s", fs.Name(), count(want), count(rest), syntaxOf(fs.Name()))
+	}
+	return rest, nil
+}
+
+// positionalNames are the arguments of a command's syntax that are not
+// flags or flag values: KEY_ID in "apikey revoke --merchant MERCHANT_ID KEY_ID".
+func positionalNames(name string) []string {
+	words := strings.Fields(syntaxOf(name))
+	var out []string
+	for i := len(strings.Fields(name)); i < len(words); i++ {
+		w := words[i]
+		switch {
+		case strings.HasPrefix(w, "--"):
+			if i+1 < len(words) && !strings.HasPrefix(words[i+1], "-") && !strings.HasPrefix(words[i+1], "[") {
+				i++ // its value, as in --merchant MERCHANT_ID
+			}
+		case strings.HasPrefix(w, "["):
+			return out // optional flags come last
+		default:
+			out = append(out, w)
+		}
+	}
+	return out
+}
+
+func count(args []string) string {
+	switch len(args) {
+	case 0:
+		return "no arguments"
+	case 1:
+		return fmt.Sprintf("one argument (%s)", args[0])
+	}
+	return fmt.Sprintf("%d arguments (%s)", len(args), strings.Join(args, " "))
+}
+
+func syntaxOf(name string) string {
+	if cmd := lookup(name); cmd != nil {
+		return cmd.syntax
+	}
+	return name
+}
+
+// printHelp prints a command's full syntax, what it does and its flags.
+func (c *cli) printHelp(fs *flag.FlagSet) {
+	fmt.Fprintf(c.stdout, "usage: momopay %s\n", syntaxOf(fs.Name()))
+	if cmd := lookup(fs.Name()); cmd != nil {
+		fmt.Fprintf(c.stdout, "\n%s\n", cmd.summary)
+	}
+	fmt.Fprintf(c.stdout, "\nflags:\n")
+	fs.SetOutput(c.stdout)
+	fs.PrintDefaults()
+	fs.SetOutput(io.Discard)
+}

@@ -1,0 +1,75 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/momopay/momopay/internal/payment"
+)
+
+// sandboxAnswer plays the payer of a sandbox payment: it settles the
+// transaction as the operator's callback would, and says exactly what that
+// did to a payment that was already final.
+func (c *cli) sandboxAnswer(ctx context.Context, name string, args []string, to payment.Status) error {
+	fs, db, asJSON := c.flags(name)
+	rest, err := c.parseN(fs, args)
+	if err != nil {
+		return err
+	}
+	id := rest[0]
+	a, err := c.open(ctx, *db)
+	if err != nil {
+		return err
+	}
+	defer a.Close()
+	merchant, err := a.Transactions.MerchantOf(ctx, id)
+	if errors.Is(err, payment.ErrNotFound) {
+		return fmt.Errorf("no transaction %q in this database: pass the id that POST /v1/transactions returned, and the server's --db", id)
+	}
+	if err != nil {
+		return err
+	}
+	before, err := a.casesOf(ctx, id)
+	if err != nil {
+		return err
+	}
+	t, changed, err := a.Payments.Settle(ctx, merchant, id, to, payment.SourceSandbox, "sandbox: answered by hand")
+	if err != nil {
+		return err
+	}
+	// Counted rather than inferred: the store decides when a late answer
+	// becomes a case (a different outcome than the final one), and this
+	// must report what it did, not what it might have done.
+	after, err := a.casesOf(ctx, id)
+	if err != nil {
+		return err
+	}
+	recorded := after > before
+	if *asJSON {
+		return c.printJSON(map[string]any{
+			"id": t.ID, "status": t.Status, "answer": to, "changed": changed, "reconciliation_case": recorded,
+		})
+	}
+	switch {
+	case changed:
+		fmt.Fprintf(c.stdout, "transaction %s is now %s\n", t.ID, t.Status)
+	case recorded:
+		fmt.Fprintf(c.stdout, "transaction %s was already %s and stays so; the contradicting answer %s was recorded as a reconciliation case (see \"momopay reconcile list\")\n", t.ID, t.Status, to)
+	default:
+		fmt.Fprintf(c.stdout, "transaction %s was already %s; nothing changed and nothing was recorded\n", t.ID, t.Status)
+	}
+	return nil
+}
+
+// casesOf counts the reconciliation cases of one transaction.
+func (a *App) casesOf(ctx context.Context, transactionID string) (int, error) {
+	cases, err := a.Cases.List(ctx)
+	n := 0
+	for _, k := range cases {
+		if k.TransactionID == transactionID {
+			n++
+		}
+	}
+	return n, err
+}
