@@ -14,11 +14,14 @@ import (
 // (POST /callbacks/{operator}). The operator's adapter authenticates and
 // reads it; the payment is then settled like any other outcome, so a
 // callback racing a poll or the expiry check still makes one transition.
+// The operator in the path is the one whose adapter authenticated the
+// callback, and a callback settles only that operator's payments.
 // Operators answer nobody's error bodies, but the envelope keeps logs and
 // tools uniform.
 func (s *Server) handleOperatorCallback() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		reader, ok := s.callbacks[payment.Operator(strings.ToUpper(r.PathValue("operator")))]
+		op := payment.Operator(strings.ToUpper(r.PathValue("operator")))
+		reader, ok := s.callbacks[op]
 		if !ok {
 			writeProblem(w, http.StatusNotFound, codeNotFound, "this operator sends no callbacks here")
 			return
@@ -35,7 +38,7 @@ func (s *Server) handleOperatorCallback() http.Handler {
 			return
 		}
 		if err == nil {
-			err = s.payments.SettleByRef(r.Context(), cb.Ref, cb.Outcome, payment.SourceCallback)
+			err = s.payments.SettleByRef(r.Context(), op, cb.Ref, cb.Outcome, payment.SourceCallback)
 		}
 		if err != nil {
 			writeError(w, r, s.log, err)

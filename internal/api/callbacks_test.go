@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"net/http"
 	"testing"
+	"time"
 
 	"github.com/momopay/momopay/internal/operator"
 	"github.com/momopay/momopay/internal/operator/sandbox"
+	"github.com/momopay/momopay/internal/payment"
 	"github.com/momopay/momopay/internal/testserver"
 )
 
@@ -84,4 +86,80 @@ func TestOperatorCallbacks(t *testing.T) {
 	if cases, _ := s.App.Cases.List(t.Context()); len(cases) != 0 {
 		t.Errorf("a repeated identical callback made reconciliation cases: %v", cases)
 	}
+}
+
+// TestCallbackSettlesOnlyItsOperatorsPayment: a validly signed callback on
+// /callbacks/airtel about a MOOV payment is answered 404, like an unknown
+// reference, and changes nothing; the same callback on /callbacks/moov
+// settles it.
+func TestCallbackSettlesOnlyItsOperatorsPayment(t *testing.T) {
+	eachEngine(t, func(t *testing.T, engine string) {
+		s := testserver.Start(t, testserver.Options{DB: engine})
+		created := do(t, s, "POST", "/v1/transactions", s.APIKey, newPayment(map[string]any{"operator": "MOOV", "phone_number": "+23566112233"}))
+		if created.status != 201 {
+			t.Fatalf("create: %d %s", created.status, created.raw)
+		}
+		id, ref := created.body["id"].(string), created.body["internal_ref"].(string)
+		for _, state := range []operator.State{operator.Succeeded, operator.Failed, operator.Expired, operator.Pending} {
+			body, sig := sandbox.SignedCallback(s.App.SandboxCallbackSecret, ref, operator.Outcome{State: state})
+			if r := postCallback(t, s, "/callbacks/airtel", body, sig); r.status != 404 || r.errorField("code") != "NOT_FOUND" {
+				t.Errorf("AIRTEL callback %s about a MOOV payment: %d %s", state, r.status, r.raw)
+			}
+		}
+		if got := do(t, s, "GET", "/v1/transactions/"+id, s.APIKey, nil); got.body["status"] != "PENDING" {
+			t.Fatalf("another operator's callback settled the payment: %s", got.raw)
+		}
+		if cases, _ := s.App.Cases.List(t.Context()); len(cases) != 0 {
+			t.Errorf("another operator's callback made reconciliation cases: %v", cases)
+		}
+		body, sig := sandbox.SignedCallback(s.App.SandboxCallbackSecret, ref, operator.Outcome{State: operator.Succeeded})
+		if r := postCallback(t, s, "/callbacks/moov", body, sig); r.status != 200 {
+			t.Fatalf("MOOV's own callback: %d %s", r.status, r.raw)
+		}
+		if got := do(t, s, "GET", "/v1/transactions/"+id, s.APIKey, nil); got.body["status"] != "SUCCESS" {
+			t.Errorf("after MOOV's own callback: %s", got.raw)
+		}
+	})
+}
+
+// TestEarlyExpiredIsHeld: an operator saying "expired" before expires_at
+// changes nothing, by callback or any other path; from expires_at on, the
+// same report sets EXPIRED.
+func TestEarlyExpiredIsHeld(t *testing.T) {
+	eachEngine(t, func(t *testing.T, engine string) {
+		clock := testserver.NewClock(time.Now())
+		s := testserver.Start(t, testserver.Options{DB: engine, Now: clock.Now})
+		created := do(t, s, "POST", "/v1/transactions", s.APIKey, newPayment(map[string]any{"phone_number": "+23560000004"}))
+		if created.status != 201 {
+			t.Fatalf("create: %d %s", created.status, created.raw)
+		}
+		id, ref := created.body["id"].(string), created.body["internal_ref"].(string)
+		expired := operator.Outcome{State: operator.Expired, Detail: "TE: transaction expired"}
+		body, sig := sandbox.SignedCallback(s.App.SandboxCallbackSecret, ref, expired)
+
+		// 55 s before expires_at, as the issue saw it.
+		clock.Advance(payment.DefaultPendingTTL - 55*time.Second)
+		if r := postCallback(t, s, "/callbacks/airtel", body, sig); r.status != 200 {
+			t.Fatalf("early TE callback: %d %s", r.status, r.raw)
+		}
+		_, changed, err := s.App.Payments.Settle(t.Context(), s.MerchantID, id, payment.StatusExpired, payment.SourceSandbox, "early")
+		if err != nil || changed {
+			t.Errorf("early EXPIRED through Settle: changed=%v err=%v", changed, err)
+		}
+		if got := do(t, s, "GET", "/v1/transactions/"+id, s.APIKey, nil); got.body["status"] != "PENDING" || got.body["updated_at"] != created.body["updated_at"] {
+			t.Fatalf("an early expiry report changed the payment: %s", got.raw)
+		}
+		if cases, _ := s.App.Cases.List(t.Context()); len(cases) != 0 {
+			t.Errorf("an early expiry report made reconciliation cases: %v", cases)
+		}
+
+		clock.Advance(55 * time.Second) // exactly expires_at
+		if r := postCallback(t, s, "/callbacks/airtel", body, sig); r.status != 200 {
+			t.Fatalf("TE callback at expires_at: %d %s", r.status, r.raw)
+		}
+		got := do(t, s, "GET", "/v1/transactions/"+id, s.APIKey, nil)
+		if got.body["status"] != "EXPIRED" || got.body["updated_at"] != got.body["expires_at"] {
+			t.Errorf("TE callback at expires_at: %s", got.raw)
+		}
+	})
 }

@@ -173,9 +173,13 @@ func (a *App) sandboxOperators() (map[payment.Operator]operator.Operator, map[pa
 	a.SandboxCallbackSecret = cb.Secret
 	operators := map[payment.Operator]operator.Operator{}
 	callbacks := map[payment.Operator]operator.CallbackReader{}
+	// One circuit per merchant: the sandbox's outages are one merchant's
+	// test number, and must not refuse every other merchant's pushes.
+	breaker := operator.DefaultBreakerSettings
+	breaker.PerMerchant, breaker.Now = true, a.cfg.Now
 	for _, code := range payment.Operators {
 		sb := sandbox.New(string(code), a.cfg.Now, cb, a.cfg.Logger)
-		operators[code] = operator.WithBreaker(string(code), sb, operator.DefaultBreakerSettings)
+		operators[code] = operator.WithBreaker(string(code), sb, breaker)
 		callbacks[code] = sb
 	}
 	return operators, callbacks

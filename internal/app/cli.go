@@ -173,7 +173,7 @@ func subcommandsOf(name string) []string {
 
 func usage() string {
 	var b strings.Builder
-	b.WriteString("momopay: Mobile Money payments for merchants in Chad (Airtel, Moov; XAF)\n\nUsage:\n")
+	b.WriteString("momopay is a Mobile Money payment service for merchants in Chad (Airtel, Moov; XAF).\n\nUsage:\n")
 	for _, cmd := range commands {
 		fmt.Fprintf(&b, "  momopay %s\n", cmd.syntax)
 	}

@@ -45,19 +45,21 @@ func (c *cli) serve(ctx context.Context, args []string) error {
 	case *rateBurst < 0 || (*rateLimit > 0 && *rateBurst < 1):
 		return fmt.Errorf("serve: --rate-burst %d is out of range: give at least 1 while --rate-limit is on (env MOMOPAY_RATE_BURST)", *rateBurst)
 	}
+	// Listen first: a port in use is refused before a database is created.
+	ln, err := net.Listen("tcp", *addr)
+	if err != nil {
+		return fmt.Errorf("serve: cannot listen on %s: %w (pass another --addr, or stop what holds the port)", *addr, err)
+	}
 	logger := slog.New(slog.NewTextHandler(c.stderr, nil))
 	a, err := Open(ctx, Config{
 		DatabaseURL: *db, Mode: *mode, PendingTTL: *ttl,
 		RateLimit: api.RateLimit{PerSecond: *rateLimit, Burst: *rateBurst}, Logger: logger,
 	})
 	if err != nil {
+		ln.Close()
 		return err
 	}
 	defer a.Close()
-	ln, err := net.Listen("tcp", *addr)
-	if err != nil {
-		return fmt.Errorf("serve: cannot listen on %s: %w (pass another --addr, or stop what holds the port)", *addr, err)
-	}
 	url, everywhere := browsableURL(ln.Addr())
 	if err := c.seedDemo(ctx, a, url); err != nil {
 		ln.Close()
@@ -81,7 +83,7 @@ func browsableURL(addr net.Addr) (url string, everywhere bool) {
 		return "http://" + addr.String(), false
 	}
 	host := tcp.IP.String()
-	if tcp.IP.IsUnspecified() {
+	if len(tcp.IP) == 0 || tcp.IP.IsUnspecified() {
 		host, everywhere = "127.0.0.1", true
 	}
 	return "http://" + net.JoinHostPort(host, strconv.Itoa(tcp.Port)), everywhere

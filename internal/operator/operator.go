@@ -20,7 +20,10 @@ import (
 // (Airtel transaction.id, Moov externaldata1), so a status enquiry works even
 // when the answer to the push was lost.
 type Payment struct {
-	Ref         string
+	Ref string
+	// MerchantID is whose payment it is. Operators never see it; the
+	// sandbox's circuit breaker keeps one circuit per merchant with it.
+	MerchantID  string
 	Amount      int64
 	PhoneNumber string
 	Description string

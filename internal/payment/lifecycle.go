@@ -34,6 +34,13 @@ func statusOf(st operator.State) (Status, bool) {
 // Settle records a final outcome for a transaction. Only the first outcome
 // wins; a different, later one becomes a ReconciliationCase. It reports
 // whether this call made the transition.
+//
+// Every path to a final state (callbacks, polls, the expiry check, the
+// sandbox payer) comes through here, and the store's conditional update
+// never sets EXPIRED before expires_at: EXPIRED means "still PENDING at
+// expires_at and the operator says it expired" (contract §3). An earlier
+// EXPIRED report is held, not recorded: the expiry check asks the operator
+// again at expires_at and sets EXPIRED then.
 func (s *Service) Settle(ctx context.Context, merchantID, id string, to Status, source, detail string) (*Transaction, bool, error) {
 	if !to.Final() {
 		return nil, false, Errorf(EINVALID, "cannot settle into %q", to)
@@ -51,22 +58,34 @@ func (s *Service) Settle(ctx context.Context, merchantID, id string, to Status, 
 	switch {
 	case changed:
 		s.log.Info("transaction settled", "transaction_id", id, "status", to, "source", source)
+	case !t.Status.Final():
+		s.log.Info("early expiry report held until expires_at", "transaction_id", id, "source", source, "expires_at", t.ExpiresAt)
 	case t.Status != to && to != StatusTimeout:
 		s.log.Warn("late operator outcome recorded for reconciliation", "transaction_id", id, "final", t.Status, "reported", to, "source", source)
 	}
 	return t, changed, nil
 }
 
-// SettleByRef settles from an operator callback, which names the payment by
-// our internal_ref only.
-func (s *Service) SettleByRef(ctx context.Context, ref string, o operator.Outcome, source string) error {
-	to, final := statusOf(o.State)
-	if !final {
-		return nil
-	}
+// SettleByRef settles from a callback of operator op, which names the
+// payment by our internal_ref only.
+//
+// A callback settles only a payment of its own operator: one about another
+// operator's payment is answered ENOTFOUND, exactly like a reference we do
+// not know, and changes nothing. An operator (or whoever holds its callback
+// secret) has no say over payments that went through another operator, and
+// the answer tells it nothing about them.
+func (s *Service) SettleByRef(ctx context.Context, op Operator, ref string, o operator.Outcome, source string) error {
 	t, err := s.store.TransactionByInternalRef(ctx, ref)
 	if err != nil {
 		return err
+	}
+	if t.Operator != op {
+		s.log.Warn("callback about another operator's payment ignored", "transaction_id", t.ID, "operator", t.Operator, "callback_operator", op)
+		return ErrNotFound
+	}
+	to, final := statusOf(o.State)
+	if !final {
+		return nil
 	}
 	_, _, err = s.Settle(ctx, t.MerchantID, t.ID, to, source, o.Detail)
 	return err
@@ -90,6 +109,16 @@ func (s *Service) Poll(ctx context.Context, merchantID, id string) (time.Duratio
 	now := s.now()
 	if !now.Before(t.ExpiresAt) {
 		return 0, nil
+	}
+	if t.PushInFlight {
+		if !s.pushJudgedTaken(t) {
+			return pollDelay(now.Sub(t.CreatedAt)), nil // the push is still being sent
+		}
+		// Its sender died during the push, which may have reached the
+		// payer: keep the transaction, show it, and poll it like any other.
+		if err := s.store.PushTaken(ctx, merchantID, id); err != nil {
+			return 0, err
+		}
 	}
 	if wait := FirstPollDelay - now.Sub(t.CreatedAt); wait > 0 {
 		return wait, nil // run early: the payer has barely seen the request

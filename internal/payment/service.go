@@ -23,8 +23,12 @@ type Store interface {
 	// carrying the existing transaction's id; an internal_ref collision
 	// gives ErrInternalRefTaken.
 	CreateTransaction(ctx context.Context, t *Transaction) error
-	// DeleteTransaction removes a transaction the operator never took.
-	DeleteTransaction(ctx context.Context, merchantID, id string) error
+	// DeleteTransaction removes a PENDING transaction whose push is still
+	// in flight, because the operator refused it. It reports false when
+	// there was none (the push was meanwhile judged taken, or settled).
+	DeleteTransaction(ctx context.Context, merchantID, id string) (bool, error)
+	// PushTaken records that a transaction's push is no longer in flight.
+	PushTaken(ctx context.Context, merchantID, id string) error
 	// Transaction returns the merchant's transaction or ErrNotFound.
 	Transaction(ctx context.Context, merchantID, id string) (*Transaction, error)
 	// TransactionByInternalRef finds a transaction for an operator callback,
@@ -33,7 +37,8 @@ type Store interface {
 	// ListTransactions returns one page, newest first, with the true total.
 	ListTransactions(ctx context.Context, merchantID string, f ListFilter) (*Page, error)
 	// Settle moves a PENDING transaction to a final state with one
-	// conditional update, and queues its webhook deliveries in the same
+	// conditional update (which never sets EXPIRED before expires_at: an
+	// early EXPIRED changes nothing and reports false), and queues its webhook deliveries in the same
 	// database transaction. When the transaction is already final and the
 	// outcome differs, it records a ReconciliationCase instead. It reports
 	// whether this call made the transition.
@@ -83,50 +88,85 @@ const pushTimeout = 15 * time.Second
 
 // Initiate validates req, records a PENDING transaction and sends the push.
 //
-// Errors: EINVALID, EUNPROCESSABLE, EDUPLICATE (with the existing id),
-// EUNAVAILABLE when the operator certainly did not take the push (nothing is
-// kept, so the same reference can be retried).
+// The row is committed before the push, so no push is ever sent for a
+// payment we could lose, and marked push-in-flight until the operator took
+// the push (or answered ambiguously); a refused push deletes it. No database
+// transaction stays open across the push: SQLite has one writer and
+// PostgreSQL's pool is small. A concurrent create with the same reference
+// that meets an in-flight row waits for its push (see awaitPush) instead of
+// naming a transaction that may vanish.
+//
+// Errors: EINVALID, EUNPROCESSABLE, EDUPLICATE (with the id of a
+// transaction that exists), EUNAVAILABLE when the operator certainly did not
+// take the push (nothing is kept, so the same reference can be retried).
 func (s *Service) Initiate(ctx context.Context, merchantID string, req CreateRequest) (*Transaction, error) {
 	if err := req.Validate(); err != nil {
 		return nil, err
 	}
 	now := s.now().UTC().Truncate(time.Microsecond)
 	t := &Transaction{
-		ID:          uuid.Must(uuid.NewV7()).String(),
-		MerchantID:  merchantID,
-		Reference:   req.Reference,
-		Amount:      req.Amount,
-		Currency:    Currency,
-		Operator:    Operator(req.Operator),
-		PhoneNumber: req.PhoneNumber,
-		Description: req.Description,
-		Status:      StatusPending,
-		CreatedAt:   now,
-		UpdatedAt:   now,
-		ExpiresAt:   now.Add(s.pendingTTL),
+		ID:           uuid.Must(uuid.NewV7()).String(),
+		MerchantID:   merchantID,
+		Reference:    req.Reference,
+		Amount:       req.Amount,
+		Currency:     Currency,
+		Operator:     Operator(req.Operator),
+		PhoneNumber:  req.PhoneNumber,
+		Description:  req.Description,
+		Status:       StatusPending,
+		CreatedAt:    now,
+		UpdatedAt:    now,
+		ExpiresAt:    now.Add(s.pendingTTL),
+		PushInFlight: true,
 	}
-	if err := s.insert(ctx, t); err != nil {
+	if err := s.claimReference(ctx, t); err != nil {
 		return nil, err
 	}
 
 	// The push must not be cut short by the merchant hanging up: once the
 	// row exists, the payer may be asked to pay whatever the caller does.
-	pushCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), pushTimeout)
+	bg := context.WithoutCancel(ctx)
+	pushCtx, cancel := context.WithTimeout(bg, pushTimeout)
 	defer cancel()
 	err := s.operators[t.Operator].RequestPayment(pushCtx, operatorPayment(t))
 	if ue, ok := errors.AsType[*operator.UnavailableError](err); ok {
-		if derr := s.store.DeleteTransaction(context.WithoutCancel(ctx), merchantID, t.ID); derr != nil {
+		deleted, derr := s.store.DeleteTransaction(bg, merchantID, t.ID)
+		if derr != nil {
 			return nil, fmt.Errorf("forget refused transaction %s: %w", t.ID, derr)
 		}
-		retry := max(ue.RetryAfter, time.Second)
-		return nil, &Error{Code: EUNAVAILABLE, Message: fmt.Sprintf("%s is temporarily unavailable; retry later", t.Operator), RetryAfter: retry}
+		if deleted {
+			return nil, unavailable(t.Operator, ue)
+		}
+		// A duplicate or the poller judged this push taken (it outlived
+		// pushTimeout and the margin), or an outcome settled it: the row
+		// stays, so it is answered as kept.
+		s.log.Warn("refused push kept: it was judged taken meanwhile", "transaction_id", t.ID)
+		return s.store.Transaction(bg, merchantID, t.ID)
 	}
 	if err != nil {
 		// Ambiguous: the push may have reached the payer. Keep the
 		// transaction PENDING; polling and the expiry check settle it.
 		s.log.Warn("ambiguous push answer; polling will settle", "transaction_id", t.ID, "operator", t.Operator, "err", err)
 	}
+	if err := s.store.PushTaken(bg, merchantID, t.ID); err != nil {
+		// The row is kept either way; duplicates and the poller treat it as
+		// taken once pushTimeout and the margin have passed.
+		s.log.Error("could not record the push as taken", "transaction_id", t.ID, "err", err)
+	}
+	t.PushInFlight = false
 	return t, nil
+}
+
+// unavailable is the 503 for a push the operator certainly did not take.
+func unavailable(op Operator, ue *operator.UnavailableError) *Error {
+	retry := max(ue.RetryAfter, time.Second)
+	secs := int((retry + time.Second - 1) / time.Second)
+	msg := fmt.Sprintf("%s is temporarily unavailable; retry after %d seconds with the same reference", op, secs)
+	if co, ok := errors.AsType[*operator.CircuitOpenError](ue); ok {
+		msg = fmt.Sprintf("%s is temporarily unavailable: after repeated failures we stopped sending to it for %d s; retry after %d seconds with the same reference",
+			op, int(co.OpenFor/time.Second), secs)
+	}
+	return &Error{Code: EUNAVAILABLE, Message: msg, RetryAfter: retry}
 }
 
 // insert stores t, drawing a new internal_ref on the rare collision.
@@ -159,12 +199,19 @@ func newInternalRef() string {
 	return "SERVICE-" + string(out)
 }
 
-// Get returns one of the merchant's transactions, or ENOTFOUND.
+// Get returns one of the merchant's transactions, or ENOTFOUND. A
+// transaction whose push is in flight is answered once the push is decided,
+// so that an id once shown never turns into a 404 because its push was
+// refused.
 func (s *Service) Get(ctx context.Context, merchantID, id string) (*Transaction, error) {
 	if _, err := uuid.Parse(id); err != nil {
 		return nil, ErrNotFound
 	}
-	return s.store.Transaction(ctx, merchantID, id)
+	t, err := s.store.Transaction(ctx, merchantID, id)
+	if err != nil || !t.PushInFlight {
+		return t, err
+	}
+	return s.awaitPush(ctx, merchantID, id)
 }
 
 // List returns a page of the merchant's transactions; EINVALID for bad filters.
@@ -176,7 +223,7 @@ func (s *Service) List(ctx context.Context, merchantID string, f ListFilter) (*P
 }
 
 func operatorPayment(t *Transaction) operator.Payment {
-	p := operator.Payment{Ref: t.InternalRef, Amount: t.Amount, PhoneNumber: t.PhoneNumber, RequestedAt: t.CreatedAt}
+	p := operator.Payment{Ref: t.InternalRef, MerchantID: t.MerchantID, Amount: t.Amount, PhoneNumber: t.PhoneNumber, RequestedAt: t.CreatedAt}
 	if t.Description != nil {
 		p.Description = *t.Description
 	}

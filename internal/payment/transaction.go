@@ -84,6 +84,10 @@ type Transaction struct {
 	CreatedAt   time.Time
 	UpdatedAt   time.Time
 	ExpiresAt   time.Time
+	// PushInFlight is true from the insert until the operator took the push
+	// (or answered ambiguously); a refused push deletes the transaction.
+	// Never shown to merchants.
+	PushInFlight bool
 }
 
 // ListFilter selects a page of a merchant's transactions (contract §4.3).

@@ -29,14 +29,14 @@ func NewTransactions(db *DB, ins jobs.Inserter) *Transactions {
 }
 
 const transactionColumns = `id, merchant_id, reference, internal_ref, amount, currency, operator,
-	phone_number, description, status, created_at, updated_at, expires_at`
+	phone_number, description, status, created_at, updated_at, expires_at, push_in_flight`
 
 func scanTransaction(row interface{ Scan(...any) error }) (*payment.Transaction, error) {
 	var t payment.Transaction
 	var created, updated, expires Timestamp
 	var desc sql.NullString
 	err := row.Scan(&t.ID, &t.MerchantID, &t.Reference, &t.InternalRef, &t.Amount, &t.Currency, &t.Operator,
-		&t.PhoneNumber, &desc, &t.Status, &created, &updated, &expires)
+		&t.PhoneNumber, &desc, &t.Status, &created, &updated, &expires, &t.PushInFlight)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, payment.ErrNotFound
 	}
@@ -52,38 +52,75 @@ func scanTransaction(row interface{ Scan(...any) error }) (*payment.Transaction,
 
 // CreateTransaction implements payment.Store.
 func (s *Transactions) CreateTransaction(ctx context.Context, t *payment.Transaction) error {
-	err := s.db.InTx(ctx, func(tx *sql.Tx) error {
-		// ON CONFLICT DO NOTHING keeps the loser of a race from aborting
-		// the transaction on PostgreSQL, so it can read the winner's id.
-		res, err := tx.ExecContext(ctx, `INSERT INTO transactions (`+transactionColumns+`)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
-			ON CONFLICT (merchant_id, reference) DO NOTHING`,
-			t.ID, t.MerchantID, t.Reference, t.InternalRef, t.Amount, t.Currency, string(t.Operator),
-			t.PhoneNumber, t.Description, string(t.Status), s.db.Time(t.CreatedAt), s.db.Time(t.UpdatedAt), s.db.Time(t.ExpiresAt))
-		if IsUniqueViolation(err, "internal_ref") {
-			return payment.ErrInternalRefTaken
-		}
-		if err != nil {
-			return err
-		}
-		if n, _ := res.RowsAffected(); n == 0 {
-			var existing string
-			if err := tx.QueryRowContext(ctx, `SELECT id FROM transactions WHERE merchant_id = $1 AND reference = $2`,
-				t.MerchantID, t.Reference).Scan(&existing); err != nil {
+	return s.db.InTx(ctx, func(tx *sql.Tx) error {
+		// The holder of the reference can be deleted (its push refused)
+		// between our INSERT meeting it and our SELECT of its id: on
+		// PostgreSQL each statement sees the latest commits. Then the
+		// reference is free again and the INSERT is simply tried again.
+		for range 3 {
+			existing, err := s.insertTransaction(ctx, tx, t)
+			if err != nil || existing == "" {
 				return err
 			}
-			return &payment.Error{Code: payment.EDUPLICATE, ExistingTransactionID: existing,
-				Message: "a transaction with this reference already exists"}
+			if existing != noneLeft {
+				return &payment.Error{Code: payment.EDUPLICATE, ExistingTransactionID: existing,
+					Message: "a transaction with this reference already exists"}
+			}
 		}
-		return jobs.ScheduleLifecycle(ctx, s.jobs, tx, t.MerchantID, t.ID, t.CreatedAt.Add(payment.FirstPollDelay), t.ExpiresAt)
+		return errors.New("the reference kept changing hands; try again")
 	})
-	return err
 }
 
-// DeleteTransaction implements payment.Store. Its pending jobs find no row
-// and end without effect.
-func (s *Transactions) DeleteTransaction(ctx context.Context, merchantID, id string) error {
-	_, err := s.db.ExecContext(ctx, `DELETE FROM transactions WHERE merchant_id = $1 AND id = $2 AND status = 'PENDING'`, merchantID, id)
+// noneLeft is what insertTransaction reports when the reference was taken
+// at the INSERT and free again at the SELECT.
+const noneLeft = "-"
+
+// insertTransaction inserts t with its jobs, or returns the id of the
+// transaction that holds its reference (noneLeft if that one vanished).
+func (s *Transactions) insertTransaction(ctx context.Context, tx *sql.Tx, t *payment.Transaction) (existing string, err error) {
+	// ON CONFLICT DO NOTHING keeps the loser of a race from aborting the
+	// transaction on PostgreSQL, so it can read the winner's id.
+	res, err := tx.ExecContext(ctx, `INSERT INTO transactions (`+transactionColumns+`)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)
+		ON CONFLICT (merchant_id, reference) DO NOTHING`,
+		t.ID, t.MerchantID, t.Reference, t.InternalRef, t.Amount, t.Currency, string(t.Operator),
+		t.PhoneNumber, t.Description, string(t.Status), s.db.Time(t.CreatedAt), s.db.Time(t.UpdatedAt), s.db.Time(t.ExpiresAt),
+		t.PushInFlight)
+	if IsUniqueViolation(err, "internal_ref") {
+		return "", payment.ErrInternalRefTaken
+	}
+	if err != nil {
+		return "", err
+	}
+	if n, _ := res.RowsAffected(); n == 1 {
+		return "", jobs.ScheduleLifecycle(ctx, s.jobs, tx, t.MerchantID, t.ID, t.CreatedAt.Add(payment.FirstPollDelay), t.ExpiresAt)
+	}
+	err = tx.QueryRowContext(ctx, `SELECT id FROM transactions WHERE merchant_id = $1 AND reference = $2`,
+		t.MerchantID, t.Reference).Scan(&existing)
+	if errors.Is(err, sql.ErrNoRows) {
+		return noneLeft, nil
+	}
+	return existing, err
+}
+
+// DeleteTransaction implements payment.Store. Only a row whose push is
+// still in flight goes: once the push was taken, or a duplicate or the
+// poller judged the push taken, the payment may have happened and is kept.
+// Its pending jobs find no row and end without effect.
+func (s *Transactions) DeleteTransaction(ctx context.Context, merchantID, id string) (bool, error) {
+	res, err := s.db.ExecContext(ctx, `DELETE FROM transactions
+		WHERE merchant_id = $1 AND id = $2 AND status = 'PENDING' AND push_in_flight`, merchantID, id)
+	if err != nil {
+		return false, err
+	}
+	n, err := res.RowsAffected()
+	return n == 1, err
+}
+
+// PushTaken implements payment.Store.
+func (s *Transactions) PushTaken(ctx context.Context, merchantID, id string) error {
+	_, err := s.db.ExecContext(ctx, `UPDATE transactions SET push_in_flight = FALSE
+		WHERE merchant_id = $1 AND id = $2 AND push_in_flight`, merchantID, id)
 	return err
 }
 
@@ -105,7 +142,10 @@ func (s *Transactions) TransactionByInternalRef(ctx context.Context, ref string)
 // ListTransactions implements payment.Store: newest first, ties broken by id
 // so pages never overlap.
 func (s *Transactions) ListTransactions(ctx context.Context, merchantID string, f payment.ListFilter) (*payment.Page, error) {
-	where := []string{"merchant_id = $1"}
+	// A transaction whose push is in flight is not listed: a refused push
+	// deletes it. One whose sender died is shown once the poller judges
+	// its push taken.
+	where := []string{"merchant_id = $1", "NOT push_in_flight"}
 	args := []any{merchantID}
 	add := func(cond string, v any) {
 		args = append(args, v)
@@ -155,8 +195,15 @@ func (s *Transactions) Settle(ctx context.Context, st payment.Settlement) (*paym
 	var out *payment.Transaction
 	var changed bool
 	err := s.db.InTx(ctx, func(tx *sql.Tx) error {
-		t, err := scanTransaction(tx.QueryRowContext(ctx, `UPDATE transactions SET status = $1, updated_at = $2
+		// EXPIRED is the operator's word that the request expired, and it
+		// is believed only from expires_at on (contract §3): an earlier
+		// report is held here, for every source, and the expiry check asks
+		// the operator again at expires_at. A settled payment was certainly
+		// taken, so its push is no longer in flight.
+		t, err := scanTransaction(tx.QueryRowContext(ctx, `UPDATE transactions
+			SET status = $1, updated_at = $2, push_in_flight = FALSE
 			WHERE merchant_id = $3 AND id = $4 AND status = 'PENDING'
+			  AND ($1 <> 'EXPIRED' OR expires_at <= $2)
 			RETURNING `+transactionColumns, string(st.To), s.db.Time(st.At), st.MerchantID, st.TransactionID))
 		if err == nil {
 			out, changed = t, true
@@ -176,6 +223,9 @@ func (s *Transactions) Settle(ctx context.Context, st payment.Settlement) (*paym
 			return err
 		}
 		out = t
+		if !t.Status.Final() {
+			return nil // an early EXPIRED, held
+		}
 		if t.Status == st.To || !st.Reconcile {
 			return nil
 		}

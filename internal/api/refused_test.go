@@ -1,0 +1,121 @@
+package api_test
+
+import (
+	"fmt"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/momopay/momopay/internal/testserver"
+)
+
+// TestConcurrentRetriesOfRefusedPayment sends 16 concurrent creates with
+// one reference, round after round, to a payer whose push the operator
+// refuses (+23560000005), and in mixed rounds also to one whose push it
+// takes. Every answer must be 201, 503 or a 409 naming a transaction that
+// exists; never 500; and once no push was taken, the reference is free.
+// Before pushes were marked in flight, duplicates read the refused row in
+// the instant before it was deleted (409 naming an id that then gave 404)
+// or after (500, "no rows in result set").
+func TestConcurrentRetriesOfRefusedPayment(t *testing.T) {
+	eachEngine(t, func(t *testing.T, engine string) {
+		clock := testserver.NewClock(time.Now())
+		s := testserver.Start(t, testserver.Options{DB: engine, Now: clock.Now})
+		const rounds, concurrent = 8, 16
+		for round := range rounds {
+			for _, mixed := range []bool{false, true} {
+				// A merchant per round, so each round starts with a closed
+				// circuit breaker (it still opens during the round).
+				_, key := s.NewMerchant(t)
+				ref := fmt.Sprintf("refused-%d-%v", round, mixed)
+				answers := make([]response, concurrent)
+				var wg sync.WaitGroup
+				for i := range concurrent {
+					phone := "+23560000005"
+					if mixed && i%2 == 1 {
+						phone = "+23566000000" // taken, stays PENDING
+					}
+					wg.Go(func() {
+						answers[i] = do(t, s, "POST", "/v1/transactions", key,
+							newPayment(map[string]any{"reference": ref, "phone_number": phone}))
+					})
+				}
+				wg.Wait()
+
+				var created string
+				var conflicts []string
+				for _, r := range answers {
+					switch r.status {
+					case http.StatusCreated:
+						if created != "" {
+							t.Fatalf("round %d: two 201s for one reference", round)
+						}
+						created = r.body["id"].(string)
+					case http.StatusConflict:
+						id, _ := r.errorField("existing_transaction_id").(string)
+						conflicts = append(conflicts, id)
+					case http.StatusServiceUnavailable:
+						if r.errorField("code") != "GATEWAY_UNAVAILABLE" {
+							t.Errorf("round %d: 503 %s", round, r.raw)
+						}
+					default:
+						t.Errorf("round %d (mixed %v): %d %s", round, mixed, r.status, r.raw)
+					}
+				}
+				for _, id := range conflicts {
+					if id != created {
+						t.Errorf("round %d (mixed %v): 409 names %q, the created one is %q", round, mixed, id, created)
+					}
+					if got := do(t, s, "GET", "/v1/transactions/"+id, key, nil); got.status != http.StatusOK || got.body["reference"] != ref {
+						t.Errorf("round %d: the 409's transaction %s: %d %s", round, id, got.status, got.raw)
+					}
+				}
+				if !mixed && created != "" {
+					t.Errorf("round %d: a refused push was answered 201", round)
+				}
+
+				// Let this merchant's circuit close, then retry with the
+				// same reference to a payer whose push is taken.
+				clock.Advance(31 * time.Second)
+				retry := do(t, s, "POST", "/v1/transactions", key, newPayment(map[string]any{"reference": ref, "phone_number": "+23560000001"}))
+				switch {
+				case created == "" && retry.status != http.StatusCreated:
+					t.Errorf("round %d (mixed %v): no push was taken, yet the reference is not free: %d %s", round, mixed, retry.status, retry.raw)
+				case created != "" && (retry.status != http.StatusConflict || retry.errorField("existing_transaction_id") != created):
+					t.Errorf("round %d: retry after a 201: %d %s", round, retry.status, retry.raw)
+				}
+			}
+		}
+	})
+}
+
+// TestSandboxBreakerIsPerMerchant: one merchant's simulated outage opens
+// only that merchant's circuit, and the 503 of an open circuit says so.
+func TestSandboxBreakerIsPerMerchant(t *testing.T) {
+	eachEngine(t, func(t *testing.T, engine string) {
+		s := testserver.Start(t, testserver.Options{DB: engine})
+		_, other := s.NewMerchant(t)
+		for i := range 5 {
+			r := do(t, s, "POST", "/v1/transactions", s.APIKey, newPayment(map[string]any{"phone_number": "+23560000005"}))
+			if r.status != http.StatusServiceUnavailable {
+				t.Fatalf("refused push %d: %d %s", i, r.status, r.raw)
+			}
+			if msg, _ := r.errorField("message").(string); strings.Contains(msg, "stopped sending") {
+				t.Errorf("refused push %d blames the circuit breaker, which was still closed: %s", i, msg)
+			}
+		}
+		if r := do(t, s, "POST", "/v1/transactions", other, newPayment(map[string]any{"phone_number": "+23560000001"})); r.status != http.StatusCreated {
+			t.Errorf("another merchant while the first one's circuit is open: %d %s", r.status, r.raw)
+		}
+		r := do(t, s, "POST", "/v1/transactions", s.APIKey, newPayment(map[string]any{"phone_number": "+23560000001"}))
+		if r.status != http.StatusServiceUnavailable || r.errorField("retry_after") != 30.0 {
+			t.Fatalf("the merchant whose circuit is open: %d %s", r.status, r.raw)
+		}
+		want := "AIRTEL is temporarily unavailable: after repeated failures we stopped sending to it for 30 s; retry after 30 seconds"
+		if msg, _ := r.errorField("message").(string); !strings.HasPrefix(msg, want) {
+			t.Errorf("message %q, want it to start with %q", msg, want)
+		}
+	})
+}

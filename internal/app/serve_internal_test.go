@@ -1,0 +1,67 @@
+package app
+
+import (
+	"bytes"
+	"io"
+	"log/slog"
+	"net"
+	"strings"
+	"testing"
+
+	"github.com/momopay/momopay/internal/testdb"
+)
+
+// TestDemoMerchantOnlyInSandbox: a first start seeds the demo merchant and
+// prints its key in sandbox mode only. Live mode cannot start in this
+// build (no real adapters), so the mode is set on an opened app.
+func TestDemoMerchantOnlyInSandbox(t *testing.T) {
+	t.Parallel()
+	a, err := Open(t.Context(), Config{DatabaseURL: testdb.URL(t, "sqlite"), Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	var out bytes.Buffer
+	c := &cli{stdout: &out}
+	a.cfg.Mode = ModeLive
+	if err := c.seedDemo(t.Context(), a, "http://127.0.0.1:8080"); err != nil {
+		t.Fatal(err)
+	}
+	if n, _ := a.Merchants.Count(t.Context()); n != 0 || out.Len() != 0 {
+		t.Fatalf("live mode: %d merchants, printed %q", n, out.String())
+	}
+	a.cfg.Mode = ModeSandbox
+	if err := c.seedDemo(t.Context(), a, "http://127.0.0.1:8080"); err != nil {
+		t.Fatal(err)
+	}
+	if n, _ := a.Merchants.Count(t.Context()); n != 1 || !strings.Contains(out.String(), "API key:     service_live_") {
+		t.Fatalf("sandbox mode: %d merchants, printed %q", n, out.String())
+	}
+}
+
+// TestBrowsableURL: the banner's URL is one a person can open; a wildcard
+// listen address becomes loopback and is said to listen everywhere.
+func TestBrowsableURL(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		addr       string
+		want       string
+		everywhere bool
+	}{
+		{":8085", "http://127.0.0.1:8085", true},
+		{"[::]:8085", "http://127.0.0.1:8085", true},
+		{"0.0.0.0:8085", "http://127.0.0.1:8085", true},
+		{"127.0.0.1:8085", "http://127.0.0.1:8085", false},
+		{"[::1]:8085", "http://[::1]:8085", false},
+		{"192.0.2.7:8085", "http://192.0.2.7:8085", false},
+	}
+	for _, c := range cases {
+		tcp, err := net.ResolveTCPAddr("tcp", c.addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, everywhere := browsableURL(tcp); got != c.want || everywhere != c.everywhere {
+			t.Errorf("%s: %s %t, want %s %t", c.addr, got, everywhere, c.want, c.everywhere)
+		}
+	}
+}
