@@ -25,7 +25,7 @@ const exampleSecret = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
 const exampleBody = `{"event":"transaction.success","data":{"id":"5b0c8c1e-4c37-4b5e-9d1e-0f3c2a7d9e10",` +
 	`"reference":"order-1042","internal_ref":"SERVICE-7F3K9Q2M","amount":2500,"currency":"XAF",` +
 	`"operator":"AIRTEL","phone_number":"+23566000000","description":null,"status":"SUCCESS",` +
-	`"created_at":"2026-11-02T09:30:00Z","updated_at":"2026-11-02T09:30:41Z"},"timestamp":"2026-11-02T09:30:41Z"}`
+	`"created_at":"2026-11-02T09:30:00.000000Z","updated_at":"2026-11-02T09:30:41.000000Z"},"timestamp":"2026-11-02T09:30:41.000000Z"}`
 
 // sign computes X-Service-Signature as momopay does, so the examples run
 // without a server.
@@ -33,6 +33,78 @@ func sign(secret, body string) string {
 	mac := hmac.New(sha256.New, []byte(secret))
 	mac.Write([]byte(body))
 	return "sha256=" + hex.EncodeToString(mac.Sum(nil))
+}
+
+// Example is the quick start of the README, which shows this body as a
+// complete program (TestReadmeShowsTheExamples keeps the two identical, and
+// TestQuickstartAgainstServer runs it against a real server). It requests a
+// payment from a sandbox payer who confirms after about 2 seconds, waits for
+// the answer, and adds up today's successful payments. It needs a momopay at
+// MOMOPAY_URL and an API key in MOMOPAY_API_KEY.
+func Example() {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	c := client.New(os.Getenv("MOMOPAY_API_KEY"), client.WithBaseURL(os.Getenv("MOMOPAY_URL")))
+
+	tx, err := c.CreateTransaction(ctx, client.CreateTransactionParams{
+		Reference:   "order-1001", // your order id: one payment per reference, ever
+		Amount:      1500,         // whole XAF, 100 to 10,000,000
+		Operator:    client.OperatorAirtel,
+		PhoneNumber: "+23560000001", // sandbox payer who confirms after about 2 s
+		Description: "2 x coffee",
+	})
+	var apiErr *client.Error
+	switch {
+	case errors.Is(err, client.ErrDuplicateReference) && errors.As(err, &apiErr):
+		// This reference was paid for before: read that payment instead.
+		tx, err = c.GetTransaction(ctx, apiErr.ExistingTransactionID)
+	case errors.Is(err, client.ErrValidation) && errors.As(err, &apiErr):
+		log.Fatalf("refused: %v", apiErr.Fields) // e.g. map[phone_number:must be +235 followed by 8 digits]
+	}
+	if err != nil {
+		log.Fatal(err) // the message ends with the request id to quote
+	}
+	fmt.Println(tx.Reference, tx.Status)
+
+	// A real shop learns the outcome from its webhook; polling keeps this
+	// example self-contained.
+	for !tx.Status.Final() {
+		time.Sleep(time.Second)
+		if tx, err = c.GetTransaction(ctx, tx.ID); err != nil {
+			log.Fatal(err)
+		}
+	}
+	fmt.Println(tx.Reference, tx.Status)
+
+	// Every successful payment since midnight UTC, page after page.
+	var total int64
+	today := time.Now().UTC().Truncate(24 * time.Hour)
+	for t, err := range c.AllTransactions(ctx, client.ListParams{Status: client.StatusSuccess, From: today}) {
+		if err != nil {
+			log.Fatal(err)
+		}
+		total += t.Amount
+	}
+	fmt.Println("collected today:", total, "XAF")
+}
+
+// Example_webhookReceiver is the webhook receiver of the README, shown there
+// as a complete program. It never returns, so it is compiled, not run;
+// WebhookHandler itself is tested against real deliveries.
+func Example_webhookReceiver() {
+	secret := os.Getenv("MOMOPAY_WEBHOOK_SECRET") // whsec_..., shown once when the endpoint is created
+	seen := client.NewMemoryDeliveryStore()       // keep delivery ids in your database in production
+
+	mux := http.NewServeMux()
+	mux.Handle("POST /webhooks/momopay", client.WebhookHandler(secret, seen,
+		func(ctx context.Context, ev *client.Event) error {
+			if ev.Test {
+				return nil // transaction.test carries fictitious data
+			}
+			log.Printf("%s: order %s is %s", ev.Event, ev.Data.Reference, ev.Data.Status)
+			return nil // an error answers 500 and momopay tries again later
+		}))
+	log.Fatal(http.ListenAndServe("127.0.0.1:8000", mux))
 }
 
 func ExampleVerifyWebhook() {
