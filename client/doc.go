@@ -7,13 +7,23 @@
 // standard library and holds no state beyond configuration, so one Client can
 // be shared by every goroutine.
 //
+// The package lives in the module github.com/momopay/momopay; a merchant's
+// module depends on it with
+//
+//	go get github.com/momopay/momopay/client@VERSION
+//
+// or, against a local checkout, with a replace directive in go.mod:
+//
+//	require github.com/momopay/momopay v0.0.0
+//	replace github.com/momopay/momopay => ../momopay
+//
 // # Requesting a payment
 //
 //	c := client.New(os.Getenv("MOMOPAY_API_KEY"),
 //		client.WithBaseURL("https://api.example.td"))
 //	tx, err := c.CreateTransaction(ctx, client.CreateTransactionParams{
 //		Reference:   "order-1042",
-//		Amount:      2500, // XAF
+//		Amount:      2500, // whole XAF, 100 to 10,000,000
 //		Operator:    client.OperatorAirtel,
 //		PhoneNumber: "+23566000000",
 //	})
@@ -21,7 +31,12 @@
 // The transaction starts PENDING; the payer confirms on their phone and the
 // outcome arrives by webhook. The order reference is the idempotency key: the
 // service never creates two payments for one reference, and the client turns
-// a lost answer into the transaction it created (see CreateTransaction).
+// a lost answer into the transaction it created (see CreateTransaction). The
+// package Example shows a whole flow: it requests a payment, waits for
+// the answer and lists the day's payments. Against a server in sandbox mode,
+// the payer number chooses the outcome: +23560000001 confirms and
+// +23560000002 refuses after about 2 seconds, +23560000005 gives
+// GATEWAY_UNAVAILABLE (see docs/sandbox.md in the repository).
 //
 // # Errors and retries
 //
@@ -38,10 +53,13 @@
 //
 // # Receiving webhooks
 //
-// Mount WebhookHandler on the URL registered in the dashboard, or call
-// VerifyWebhook from your own handler with the raw, unparsed body. Both check
-// X-Service-Signature and, when present, the Standard Webhooks headers that
-// bind a timestamp to the body and so reject replays.
+// Mount WebhookHandler on the URL registered for the merchant (see
+// Example_webhookReceiver), or call VerifyWebhook from your own handler with
+// the raw, unparsed body. Both check X-Service-Signature (HMAC-SHA256 keyed
+// with the whole "whsec_..." secret string) and, when present, the Standard
+// Webhooks headers, signed with the bytes whose base64 follows "whsec_",
+// which bind a timestamp to the body and so reject replays. Deliveries are
+// at least once; WebhookHandler skips a delivery id it has already handled.
 //
 // # What it must not do
 //
