@@ -74,15 +74,18 @@ func TestCreateValidation(t *testing.T) {
 		status int
 		fields []string
 	}{
-		{"invalid JSON", `{"reference":`, 400, nil},
-		{"not an object", `[1,2]`, 400, nil},
+		{"invalid JSON", `{"reference":`, 400, []string{"body"}},
+		{"not an object", `[1,2]`, 400, []string{"body"}},
 		{"unknown field", newPayment(map[string]any{"customer": "x"}), 400, []string{"customer"}},
 		{"missing fields", map[string]any{}, 400, []string{"reference", "amount", "currency", "operator", "phone_number"}},
 		{"decimal amount", newPayment(map[string]any{"amount": 150.5}), 400, []string{"amount"}},
 		{"decimal notation", `{"reference":"r-dec","amount":100.0,"currency":"XAF","operator":"AIRTEL","phone_number":"+23566000000"}`, 400, []string{"amount"}},
 		{"exponent amount", `{"reference":"r-exp","amount":1e3,"currency":"XAF","operator":"AIRTEL","phone_number":"+23566000000"}`, 400, []string{"amount"}},
 		{"string amount", newPayment(map[string]any{"amount": "1500"}), 400, []string{"amount"}},
-		{"huge amount", `{"reference":"r-big","amount":99999999999999999999,"currency":"XAF","operator":"AIRTEL","phone_number":"+23566000000"}`, 400, []string{"amount"}},
+		{"huge amount", `{"reference":"r-big","amount":99999999999999999999,"currency":"XAF","operator":"AIRTEL","phone_number":"+23566000000"}`, 422, []string{"amount"}},
+		{"amount above maximum", newPayment(map[string]any{"amount": 10_000_001}), 422, []string{"amount"}},
+		{"amount max int64", `{"reference":"r-i64","amount":9223372036854775807,"currency":"XAF","operator":"AIRTEL","phone_number":"+23566000000"}`, 422, []string{"amount"}},
+		{"amount below min int64", `{"reference":"r-neg","amount":-99999999999999999999,"currency":"XAF","operator":"AIRTEL","phone_number":"+23566000000"}`, 422, []string{"amount"}},
 		{"phone without prefix", newPayment(map[string]any{"phone_number": "66000000"}), 400, []string{"phone_number"}},
 		{"phone too short", newPayment(map[string]any{"phone_number": "+2356600000"}), 400, []string{"phone_number"}},
 		{"phone other country", newPayment(map[string]any{"phone_number": "+23766000000"}), 400, []string{"phone_number"}},

@@ -63,6 +63,11 @@ func writeError(w http.ResponseWriter, r *http.Request, log *slog.Logger, err er
 		log.Error("internal error", "request_id", requestID(r.Context()), "method", r.Method, "path", r.URL.Path, "err", err)
 		e = &payment.Error{Code: payment.EINTERNAL, Message: "an internal error occurred; quote the X-Request-Id header when reporting it"}
 	}
+	if (e.Code == payment.EINVALID || e.Code == payment.EUNPROCESSABLE) && len(e.Fields) == 0 {
+		// The contract gives every validation error its fields; when no
+		// parameter was named, the request body is what is at fault.
+		e = &payment.Error{Code: e.Code, Message: e.Message, Fields: map[string]string{"body": e.Message}}
+	}
 	m := domainErrors[e.Code]
 	obj := errorObject{Code: m.code, Message: e.Message, Status: m.status, Fields: e.Fields, ExistingTransactionID: e.ExistingTransactionID}
 	if e.RetryAfter > 0 {

@@ -7,10 +7,8 @@ import (
 	"io"
 	"mime"
 	"net/http"
-	"net/url"
 	"regexp"
 	"strconv"
-	"time"
 
 	"github.com/momopay/momopay/internal/operator"
 	"github.com/momopay/momopay/internal/payment"
@@ -76,7 +74,14 @@ func (s *Server) handleCreateTransaction() http.Handler {
 
 func (s *Server) handleGetTransaction() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		t, err := s.payments.Get(r.Context(), merchantID(r.Context()), r.PathValue("id"))
+		// Only the canonical form is an id (payment.ValidID): the engines
+		// disagree on the others, so they never reach the store.
+		id := r.PathValue("id")
+		if !payment.ValidID(id) {
+			writeError(w, r, s.log, payment.ErrNotFound)
+			return
+		}
+		t, err := s.payments.Get(r.Context(), merchantID(r.Context()), id)
 		if err != nil {
 			writeError(w, r, s.log, err)
 			return
@@ -99,7 +104,7 @@ type listJSON struct {
 
 func (s *Server) handleListTransactions() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		f, err := parseListFilter(r.URL.Query())
+		f, err := parseListFilter(r.URL.RawQuery)
 		if err != nil {
 			writeError(w, r, s.log, err)
 			return
@@ -152,20 +157,23 @@ func decodeCreateRequest(w http.ResponseWriter, r *http.Request) (payment.Create
 		return req, errTooLarge
 	}
 	if err != nil {
-		return req, payment.Errorf(payment.EINVALID, "could not read the request body")
+		return req, bodyError("could not be read")
 	}
-	var raw map[string]json.RawMessage
-	if err := json.Unmarshal(body, &raw); err != nil || raw == nil {
-		return req, payment.Errorf(payment.EINVALID, "the request body must be a JSON object")
+	raw, err := decodeObject(body)
+	if err != nil {
+		return req, err
 	}
 
 	problems := map[string]string{}
 	str := func(name string, into *string) {
 		v, ok := raw[name]
 		delete(raw, name)
-		if !ok || string(v) == "null" {
+		switch {
+		case !ok || string(v) == "null":
 			problems[name] = "is required"
-		} else if json.Unmarshal(v, into) != nil {
+		case !isRawText(v):
+			problems[name] = rawTextProblem
+		case json.Unmarshal(v, into) != nil:
 			problems[name] = "must be a string"
 		}
 	}
@@ -180,17 +188,19 @@ func decodeCreateRequest(w http.ResponseWriter, r *http.Request) (payment.Create
 	case !integerPattern.Match(v):
 		problems["amount"] = "must be a whole number of XAF, without decimals"
 	default:
-		n, err := strconv.ParseInt(string(v), 10, 64)
-		if err != nil {
-			problems["amount"] = "is too large"
-		}
+		// A well-formed integer beyond int64 is a value problem (422), not a
+		// form one: ParseInt saturates to the nearest int64, which Validate
+		// then finds above MaxAmount (or below MinAmount).
+		n, _ := strconv.ParseInt(string(v), 10, 64)
 		req.Amount = n
 	}
 	delete(raw, "amount")
 
 	if v, ok := raw["description"]; ok && string(v) != "null" {
 		var d string
-		if json.Unmarshal(v, &d) != nil {
+		if !isRawText(v) {
+			problems["description"] = rawTextProblem
+		} else if json.Unmarshal(v, &d) != nil {
 			problems["description"] = "must be a string or null"
 		} else {
 			req.Description = &d
@@ -203,67 +213,4 @@ func decodeCreateRequest(w http.ResponseWriter, r *http.Request) (payment.Create
 	}
 	req.Problems = problems
 	return req, nil
-}
-
-// parseListFilter reads the list query (contract §4.3). Unknown parameters
-// are refused, so that a filter the API does not have (reference, say) is
-// not silently ignored.
-func parseListFilter(q url.Values) (payment.ListFilter, error) {
-	f := payment.ListFilter{Page: 1, PerPage: 20}
-	fields := map[string]string{}
-	for name, vals := range q {
-		if len(vals) != 1 {
-			fields[name] = "must be given once"
-			continue
-		}
-		v := vals[0]
-		var err error
-		switch name {
-		case "page":
-			f.Page, err = strconv.Atoi(v)
-		case "per_page":
-			f.PerPage, err = strconv.Atoi(v)
-		case "status":
-			f.Status = payment.Status(v)
-		case "operator":
-			f.Operator = payment.Operator(v)
-		case "from":
-			f.From, err = parseBound(v, false)
-		case "to":
-			f.To, err = parseBound(v, true)
-		default:
-			fields[name] = "unknown parameter"
-		}
-		if err != nil {
-			fields[name] = "has an invalid value"
-		}
-	}
-	if err := f.Validate(); err != nil {
-		e := err.(*payment.Error)
-		for k, v := range e.Fields {
-			if _, seen := fields[k]; !seen {
-				fields[k] = v
-			}
-		}
-	}
-	if len(fields) > 0 {
-		return f, &payment.Error{Code: payment.EINVALID, Message: "invalid list filter", Fields: fields}
-	}
-	return f, nil
-}
-
-// parseBound accepts RFC 3339 or a bare date; a bare date covers the whole
-// UTC day, so to=2026-11-01 includes everything created that day.
-func parseBound(v string, end bool) (time.Time, error) {
-	if t, err := time.Parse(time.RFC3339Nano, v); err == nil {
-		return t.UTC(), nil
-	}
-	d, err := time.Parse(time.DateOnly, v)
-	if err != nil {
-		return time.Time{}, err
-	}
-	if end {
-		return d.Add(24*time.Hour - time.Microsecond), nil
-	}
-	return d, nil
 }

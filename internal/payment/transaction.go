@@ -63,10 +63,15 @@ const Currency = "XAF"
 // DefaultPendingTTL is how long a transaction may stay PENDING (contract §8).
 const DefaultPendingTTL = 5 * time.Minute
 
-// FormatTime writes t as every timestamp of the contract is written, in the
-// API and in webhooks alike: RFC 3339 in UTC with the stored microseconds,
-// so a created_at copied into a list filter matches exactly.
-func FormatTime(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
+// TimeFormat is the one wire format of every timestamp, in the API and in
+// webhooks alike: RFC 3339 in UTC with exactly six fractional digits. Fixed
+// width keeps text order equal to time order, and microseconds are what the
+// databases store, so a created_at copied into a list filter matches exactly.
+const TimeFormat = "2006-01-02T15:04:05.000000Z"
+
+// FormatTime writes t in TimeFormat; finer digits than microseconds are
+// cut, never rounded, as the databases do.
+func FormatTime(t time.Time) string { return t.UTC().Format(TimeFormat) }
 
 // Transaction is one payment request of one merchant (contract §2.1).
 // Amount is whole XAF: the currency has no minor unit and floats never hold money.

@@ -2,12 +2,18 @@ package payment
 
 import (
 	"regexp"
+	"strings"
+	"time"
+	"unicode"
 	"unicode/utf8"
 )
 
 // Limits of the contract (§8) and of DESIGN.md §4.
 const (
-	MinAmount            = 100
+	MinAmount = 100
+	// MaxAmount is far above what an operator's wallet takes in one payment
+	// and far below 2^53-1, so JavaScript clients round-trip every amount.
+	MaxAmount            = 10_000_000
 	MaxDescriptionLength = 255
 	MaxReferenceLength   = 64
 )
@@ -50,6 +56,16 @@ func (r *CreateRequest) Validate() error {
 		into[field] = msg
 	}
 
+	// Text first: a control character or broken UTF-8 deserves its own
+	// message rather than the pattern's, and PostgreSQL cannot store NUL.
+	check("reference", !isText(r.Reference), textProblem, form)
+	check("currency", !isText(r.Currency), textProblem, form)
+	check("operator", !isText(r.Operator), textProblem, form)
+	check("phone_number", !isText(r.PhoneNumber), textProblem, form)
+	if r.Description != nil {
+		check("description", !isText(*r.Description), textProblem, form)
+	}
+
 	check("reference", r.Reference == "", "must not be empty", form)
 	check("reference", utf8.RuneCountInString(r.Reference) > MaxReferenceLength, "must be at most 64 characters", form)
 	check("reference", !referencePattern.MatchString(r.Reference), "may contain only letters, digits and . _ : / -", form)
@@ -61,6 +77,7 @@ func (r *CreateRequest) Validate() error {
 		check("description", utf8.RuneCountInString(*r.Description) > MaxDescriptionLength, "must be at most 255 characters", form)
 	}
 	check("amount", r.Amount < MinAmount, "must be at least 100 XAF", value)
+	check("amount", r.Amount > MaxAmount, "is too large: at most 10000000 XAF", value)
 
 	switch {
 	case len(form) > 0:
@@ -74,7 +91,36 @@ func (r *CreateRequest) Validate() error {
 	return nil
 }
 
-// ValidateFilter checks list filters whose values the api could parse.
+// textProblem is the message for a string that is not plain text.
+const textProblem = "must be valid UTF-8 text without control characters"
+
+// isText reports whether s is valid UTF-8 free of control characters
+// (C0, DEL, C1: NUL, newline and tab included). Every text the API takes is
+// one line shown to a payer or a merchant, and PostgreSQL refuses NUL.
+func isText(s string) bool {
+	return utf8.ValidString(s) && strings.IndexFunc(s, unicode.IsControl) < 0
+}
+
+// idPattern is the one form of a transaction id: a lower-case UUID with
+// dashes, as the service writes them.
+var idPattern = regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$`)
+
+// ValidID reports whether id has the canonical form of the ids the service
+// assigns. Other spellings of a UUID (upper case, braces, urn:uuid:, no
+// dashes) are not ids: PostgreSQL's uuid type would accept them and SQLite's
+// text would not, so they are refused before any query to answer alike on
+// both engines.
+func ValidID(id string) bool { return idPattern.MatchString(id) }
+
+// Bounds of list filters' from and to: any instant in this range is a real
+// bound, so a given bound is never mistaken for the zero time that means
+// "none", and every bound has a four-digit year in every engine's format.
+var (
+	MinFilterTime = time.Date(1970, 1, 1, 0, 0, 0, 0, time.UTC)
+	MaxFilterTime = time.Date(9999, 12, 31, 23, 59, 59, 999999000, time.UTC)
+)
+
+// Validate checks list filters whose values the api could parse.
 func (f *ListFilter) Validate() error {
 	fields := map[string]string{}
 	if f.Page < 1 {
@@ -89,7 +135,14 @@ func (f *ListFilter) Validate() error {
 	if f.Operator != "" && !f.Operator.Valid() {
 		fields["operator"] = "must be AIRTEL or MOOV"
 	}
-	if !f.From.IsZero() && !f.To.IsZero() && f.To.Before(f.From) {
+	outside := func(t time.Time) bool { return t.Before(MinFilterTime) || t.After(MaxFilterTime) }
+	if !f.From.IsZero() && outside(f.From) {
+		fields["from"] = "must be between 1970-01-01 and 9999-12-31"
+	}
+	if !f.To.IsZero() && outside(f.To) {
+		fields["to"] = "must be between 1970-01-01 and 9999-12-31"
+	}
+	if _, bad := fields["to"]; !bad && !f.From.IsZero() && !f.To.IsZero() && f.To.Before(f.From) {
 		fields["to"] = "must not be before from"
 	}
 	if len(fields) > 0 {

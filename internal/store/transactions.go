@@ -169,10 +169,13 @@ func (s *Transactions) ListTransactions(ctx context.Context, merchantID string, 
 	if err := s.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM transactions WHERE `+cond, args...).Scan(&page.Total); err != nil {
 		return nil, err
 	}
-	offset := (f.Page - 1) * f.PerPage
-	if page.Total <= offset {
+	// Compare pages before multiplying: (Page-1)*PerPage overflows for a
+	// huge page number, which PostgreSQL refused as a negative OFFSET and
+	// SQLite read as page 1. Past the end is an empty page.
+	if f.Page-1 >= (page.Total+f.PerPage-1)/f.PerPage {
 		return page, nil
 	}
+	offset := (f.Page - 1) * f.PerPage
 	args = append(args, f.PerPage, offset)
 	rows, err := s.db.QueryContext(ctx, fmt.Sprintf(`SELECT %s FROM transactions WHERE %s
 		ORDER BY created_at DESC, id DESC LIMIT $%d OFFSET $%d`, transactionColumns, cond, len(args)-1, len(args)), args...)

@@ -1,0 +1,134 @@
+package api
+
+import (
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/momopay/momopay/internal/payment"
+)
+
+// Messages for list parameters, worded as payment.ListFilter.Validate words
+// them, so a merchant reads one rule however it was broken.
+const (
+	pageProblem    = "must be an integer of at least 1"
+	perPageProblem = "must be an integer from 1 to 100"
+	boundProblem   = "must be an RFC 3339 date-time (2026-11-01T09:30:00Z) or a date (2026-11-01)"
+	rangeProblem   = "must be between 1970-01-01 and 9999-12-31"
+)
+
+// parseListFilter reads the list query (contract §4.3). Anything it cannot
+// read exactly is a 400 naming the parameter, never a silently broader list:
+// unknown parameters (there is no reference filter), unreadable pairs,
+// repeated and empty values.
+func parseListFilter(rawQuery string) (payment.ListFilter, error) {
+	f := payment.ListFilter{Page: 1, PerPage: 20}
+	q, fields := parseQuery(rawQuery)
+	for name, vals := range q {
+		switch name {
+		case "page", "per_page", "status", "operator", "from", "to":
+		default:
+			fields[name] = "unknown parameter"
+			continue
+		}
+		if len(vals) != 1 {
+			fields[name] = "must be given once"
+			continue
+		}
+		v := vals[0]
+		if v == "" {
+			fields[name] = "must not be empty: leave the parameter out for no filter"
+			continue
+		}
+		var err error
+		problem := ""
+		switch name {
+		case "page":
+			if f.Page, err = strconv.Atoi(v); err != nil {
+				problem = pageProblem
+			}
+		case "per_page":
+			if f.PerPage, err = strconv.Atoi(v); err != nil {
+				problem = perPageProblem
+			}
+		case "status":
+			f.Status = payment.Status(v)
+		case "operator":
+			f.Operator = payment.Operator(v)
+		case "from":
+			f.From, problem = parseBound(v, false)
+		case "to":
+			f.To, problem = parseBound(v, true)
+		}
+		if problem != "" {
+			fields[name] = problem
+		}
+	}
+	if err := f.Validate(); err != nil {
+		e := err.(*payment.Error)
+		for k, v := range e.Fields {
+			if _, seen := fields[k]; !seen {
+				fields[k] = v
+			}
+		}
+	}
+	if len(fields) > 0 {
+		return f, &payment.Error{Code: payment.EINVALID, Message: "invalid list filter", Fields: fields}
+	}
+	return f, nil
+}
+
+// parseQuery is url.ParseQuery with its error kept. r.URL.Query() drops the
+// pairs it cannot read (a ';' separator, a bad %-escape), which would list
+// unfiltered what the merchant asked to filter; here each such pair is
+// named by its parameter ("query" when even the name cannot be read).
+func parseQuery(raw string) (url.Values, map[string]string) {
+	fields := map[string]string{}
+	q, err := url.ParseQuery(raw)
+	if err == nil {
+		return q, fields
+	}
+	for pair := range strings.SplitSeq(raw, "&") {
+		if _, err := url.ParseQuery(pair); err == nil {
+			continue
+		}
+		name, _, _ := strings.Cut(pair, "=")
+		name, _, _ = strings.Cut(name, ";")
+		if n, err := url.QueryUnescape(name); err == nil && n != "" {
+			name = n
+		} else {
+			name = "query"
+		}
+		if strings.Contains(pair, ";") {
+			fields[name] = "contains a semicolon, which does not separate parameters: use & (and %3B for a literal ;)"
+		} else {
+			fields[name] = "is not correctly percent-encoded"
+		}
+	}
+	return q, fields
+}
+
+// parseBound accepts RFC 3339 or a bare date; a bare date covers the whole
+// UTC day, so to=2026-11-01 includes everything created that day. A bound
+// outside payment.MinFilterTime..MaxFilterTime is refused rather than
+// taken: the zero time (0001-01-01T00:00:00Z) would otherwise read as "no
+// bound". It returns the problem, or "".
+func parseBound(v string, end bool) (time.Time, string) {
+	t, err := time.Parse(time.RFC3339Nano, v)
+	if err != nil {
+		d, err := time.Parse(time.DateOnly, v)
+		if err != nil {
+			return time.Time{}, boundProblem
+		}
+		t = d
+		if end {
+			t = d.Add(24*time.Hour - time.Microsecond)
+		}
+	}
+	t = t.UTC()
+	if t.Before(payment.MinFilterTime) || t.After(payment.MaxFilterTime) {
+		return time.Time{}, rangeProblem
+	}
+	return t, ""
+}
