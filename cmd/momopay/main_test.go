@@ -66,7 +66,12 @@ var listeningLine = regexp.MustCompile(`msg="momopay listening" url=(http://\S+)
 // reads the address from its log, so parallel tests never race for a port.
 func serve(t *testing.T, dbURL string, args ...string) *process {
 	t.Helper()
-	cmd := exec.Command(binary, append([]string{"serve", "--addr", "127.0.0.1:0", "--db", dbURL}, args...)...)
+	return start(t, exec.Command(binary, append([]string{"serve", "--addr", "127.0.0.1:0", "--db", dbURL}, args...)...))
+}
+
+// start runs a prepared serve command and waits until it answers.
+func start(t *testing.T, cmd *exec.Cmd) *process {
+	t.Helper()
 	p := &process{cmd: cmd, stdout: &syncBuffer{}}
 	stderr := &syncBuffer{}
 	cmd.Stdout, cmd.Stderr = p.stdout, stderr
@@ -183,7 +188,7 @@ func TestCommandLine(t *testing.T) {
 		return v
 	}
 	out, err := run("", "migrate", "--db", db)
-	if err != nil || !strings.Contains(out, "up to date") {
+	if err != nil || !strings.Contains(out, "created the sqlite database "+db+" and applied") {
 		t.Fatalf("migrate: %v %s", err, out)
 	}
 	out, err = run("a long enough password\n", "merchant", "create", "--name", "Boutique", "--email", "Shop@Example.td", "--password-stdin", "--json", "--db", db)
@@ -248,7 +253,7 @@ func TestCommandLine(t *testing.T) {
 			t.Errorf("%s after the payer's answer: %v", ref, r["status"])
 		}
 	}
-	if out, err := run("", "sandbox", "refuse", ids["hand-1"], "--db", db); err != nil || !strings.Contains(out, "already SUCCESS") {
+	if out, err := run("", "sandbox", "refuse", ids["hand-1"], "--db", db); err != nil || !strings.Contains(out, "already SUCCESS") || !strings.Contains(out, "recorded as a reconciliation case") {
 		t.Errorf("late refusal: %v %s", err, out)
 	}
 	out, _ = run("", "reconcile", "list", "--json", "--db", db)
