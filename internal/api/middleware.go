@@ -89,35 +89,48 @@ func withRequest(log *slog.Logger, next http.Handler) http.Handler {
 	})
 }
 
-// KeyAuthenticator resolves an API key to its merchant ("" when the key is
-// unknown or revoked).
+// KeyAuthenticator resolves an API key to its own id and its merchant's
+// (both "" when the key is unknown or revoked).
 type KeyAuthenticator interface {
-	Authenticate(ctx context.Context, key string, now time.Time) (string, error)
+	Identify(ctx context.Context, key string, now time.Time) (keyID, merchantID string, err error)
 }
 
 // requireKey admits requests carrying a live API key (contract §5) and
-// applies the per-key rate limit.
+// applies the per-key rate limit. Failed authentications spend tokens of
+// the client address's own limit, and an address with none left is
+// answered 429 before any database lookup, so a flood of guessed keys
+// costs the database nothing.
+//
+// A valid key sent from such an address waits too: it cannot be told from
+// a guess without the very lookup the limit spares. The wait is short (the
+// bucket refills at AuthFailureLimit.PerSecond), and a merchant's server
+// that sends its own key right never spends these tokens, so only clients
+// sharing an address with the guesser notice.
 func (s *Server) requireKey(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		now, addr := s.now(), clientAddress(r.RemoteAddr)
+		if wait, out := s.authFailures.empty(addr, now); out {
+			writeRateLimited(w, wait, "too many failed authentications from this address; retry after retry_after seconds")
+			return
+		}
 		scheme, key, ok := strings.Cut(r.Header.Get("Authorization"), " ")
 		if !ok || !strings.EqualFold(scheme, "Bearer") || strings.TrimSpace(key) == "" {
+			s.authFailures.take(addr, now)
 			writeProblem(w, http.StatusUnauthorized, codeUnauthorized, "missing API key: send Authorization: Bearer <API_KEY>")
 			return
 		}
-		merchant, err := s.keys.Authenticate(r.Context(), strings.TrimSpace(key), s.now())
+		keyID, merchant, err := s.keys.Identify(r.Context(), strings.TrimSpace(key), now)
 		if err != nil {
 			writeError(w, r, s.log, err)
 			return
 		}
 		if merchant == "" {
+			s.authFailures.take(addr, now)
 			writeProblem(w, http.StatusUnauthorized, codeUnauthorized, "invalid or revoked API key")
 			return
 		}
-		if wait, ok := s.limiter.allow(merchant, s.now()); !ok {
-			body := errorBody{Error: errorObject{Code: codeRateLimited, Status: http.StatusTooManyRequests,
-				Message: "too many requests for this API key; retry after retry_after seconds"}}
-			body.Error.RetryAfter = retryAfterSeconds(w, wait.Seconds())
-			writeJSON(w, http.StatusTooManyRequests, body)
+		if wait, ok := s.keyLimits.take(keyID, now); !ok {
+			writeRateLimited(w, wait, "too many requests for this API key; retry after retry_after seconds")
 			return
 		}
 		if slot, ok := r.Context().Value(ctxLogMerchant).(*string); ok {
@@ -125,4 +138,10 @@ func (s *Server) requireKey(next http.Handler) http.Handler {
 		}
 		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), ctxMerchantID, merchant)))
 	})
+}
+
+func writeRateLimited(w http.ResponseWriter, wait time.Duration, message string) {
+	body := errorBody{Error: errorObject{Code: codeRateLimited, Status: http.StatusTooManyRequests, Message: message}}
+	body.Error.RetryAfter = retryAfterSeconds(w, wait.Seconds())
+	writeJSON(w, http.StatusTooManyRequests, body)
 }

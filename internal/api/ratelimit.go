@@ -1,15 +1,18 @@
 package api
 
 import (
+	"net"
+	"net/netip"
 	"sync"
 	"time"
 
 	"golang.org/x/time/rate"
 )
 
-// RateLimit is the sustained rate and burst allowed per merchant. Limits are
-// per process: with N instances behind a balancer a merchant gets up to N
-// times this, which is what a guard against runaway clients needs.
+// RateLimit is the sustained rate and burst allowed per API key; a
+// PerSecond of 0 turns limiting off. Limits are per process: with N
+// instances behind a balancer a key gets up to N times this, which is what
+// a guard against runaway clients needs.
 type RateLimit struct {
 	PerSecond float64
 	Burst     int
@@ -18,33 +21,127 @@ type RateLimit struct {
 // DefaultRateLimit is generous for a merchant's server and stops loops.
 var DefaultRateLimit = RateLimit{PerSecond: 50, Burst: 100}
 
-type limiter struct {
-	cfg RateLimit
-	mu  sync.Mutex
-	by  map[string]*rate.Limiter
+// AuthFailureLimit bounds failed authentications per client address. A
+// merchant's server that has its key right never meets it; a client trying
+// keys gets 20 at once and then 10 a second, each answered without a
+// database lookup once the address has no token left.
+var AuthFailureLimit = RateLimit{PerSecond: 10, Burst: 20}
+
+// maxLimiters bounds each limiter set's memory (about 200 bytes an entry)
+// against many keys or, for failures, many addresses.
+const maxLimiters = 100_000
+
+// limiterSet holds one token bucket per key (an API key id, or a client
+// address). An entry idle long enough to refill its whole burst is the same
+// as a new one, so such entries are dropped; when the set is still full, an
+// arbitrary entry goes, which at worst gives that key a fresh burst.
+type limiterSet struct {
+	cfg   RateLimit
+	idle  time.Duration
+	max   int
+	mu    sync.Mutex
+	by    map[string]*limiterEntry
+	swept time.Time
 }
 
-func newLimiter(cfg RateLimit) *limiter {
-	return &limiter{cfg: cfg, by: map[string]*rate.Limiter{}}
+type limiterEntry struct {
+	lim  *rate.Limiter
+	used time.Time
 }
 
-// allow takes one token for merchant; when none is left it returns how long
-// until one is.
-func (l *limiter) allow(merchant string, now time.Time) (time.Duration, bool) {
+func newLimiterSet(cfg RateLimit, capacity int) *limiterSet {
+	l := &limiterSet{cfg: cfg, max: capacity, by: map[string]*limiterEntry{}}
+	if cfg.PerSecond > 0 {
+		l.idle = time.Duration(float64(max(cfg.Burst, 1)) / cfg.PerSecond * float64(time.Second))
+	}
+	return l
+}
+
+// take spends one token of key; when none is left it returns how long until
+// one is, and spends nothing.
+func (l *limiterSet) take(key string, now time.Time) (time.Duration, bool) {
 	if l.cfg.PerSecond <= 0 {
 		return 0, true
 	}
-	l.mu.Lock()
-	lim, ok := l.by[merchant]
-	if !ok {
-		lim = rate.NewLimiter(rate.Limit(l.cfg.PerSecond), l.cfg.Burst)
-		l.by[merchant] = lim
-	}
-	l.mu.Unlock()
+	lim := l.entry(key, now, true)
 	r := lim.ReserveN(now, 1)
 	if d := r.DelayFrom(now); d > 0 {
 		r.CancelAt(now)
 		return d, false
 	}
 	return 0, true
+}
+
+// empty reports, without spending anything, whether key has no token left,
+// and how long until it has one.
+func (l *limiterSet) empty(key string, now time.Time) (time.Duration, bool) {
+	if l.cfg.PerSecond <= 0 {
+		return 0, false
+	}
+	lim := l.entry(key, now, false)
+	if lim == nil {
+		return 0, false
+	}
+	if missing := 1 - lim.TokensAt(now); missing > 0 {
+		return time.Duration(missing / l.cfg.PerSecond * float64(time.Second)), true
+	}
+	return 0, false
+}
+
+func (l *limiterSet) entry(key string, now time.Time, create bool) *rate.Limiter {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if e, ok := l.by[key]; ok {
+		e.used = now
+		return e.lim
+	}
+	if !create {
+		return nil
+	}
+	if len(l.by) >= l.max {
+		l.evict(now)
+	}
+	e := &limiterEntry{lim: rate.NewLimiter(rate.Limit(l.cfg.PerSecond), l.cfg.Burst), used: now}
+	l.by[key] = e
+	return e.lim
+}
+
+// evict makes room: a sweep of idle entries at most once per idle period
+// (so a set full of busy keys does not rescan on every new key), else one
+// arbitrary entry.
+func (l *limiterSet) evict(now time.Time) {
+	if now.Sub(l.swept) >= l.idle {
+		l.swept = now
+		for k, e := range l.by {
+			if now.Sub(e.used) >= l.idle {
+				delete(l.by, k)
+			}
+		}
+	}
+	for k := range l.by {
+		if len(l.by) < l.max {
+			break
+		}
+		delete(l.by, k)
+	}
+}
+
+// clientAddress is the key of failed-authentication limits: the peer's IP
+// from RemoteAddr (X-Forwarded-For is anyone's to write), and for IPv6 its
+// /64, since one host commonly holds a whole /64.
+func clientAddress(remoteAddr string) string {
+	host, _, err := net.SplitHostPort(remoteAddr)
+	if err != nil {
+		host = remoteAddr
+	}
+	addr, err := netip.ParseAddr(host)
+	if err != nil {
+		return host
+	}
+	addr = addr.Unmap()
+	if addr.Is6() {
+		p, _ := addr.Prefix(64)
+		return p.String()
+	}
+	return addr.String()
 }

@@ -17,7 +17,10 @@ var openAPIDocument []byte
 type Server struct {
 	payments Payments
 	keys     KeyAuthenticator
-	limiter  *limiter
+	// keyLimits holds the rate limit of each API key (by key id);
+	// authFailures that of failed authentications per client address.
+	keyLimits    *limiterSet
+	authFailures *limiterSet
 	// callbacks reads the callbacks of the operators that send them.
 	callbacks map[payment.Operator]operator.CallbackReader
 	now       func() time.Time
@@ -29,6 +32,7 @@ type Config struct {
 	Payments  Payments
 	Keys      KeyAuthenticator
 	Callbacks map[payment.Operator]operator.CallbackReader
+	// RateLimit applies per API key; the zero value turns it off.
 	RateLimit RateLimit
 	Now       func() time.Time
 	Logger    *slog.Logger
@@ -36,7 +40,11 @@ type Config struct {
 
 // NewServer builds the HTTP handler of the whole service.
 func NewServer(cfg Config) *Server {
-	return &Server{payments: cfg.Payments, keys: cfg.Keys, callbacks: cfg.Callbacks, limiter: newLimiter(cfg.RateLimit), now: cfg.Now, log: cfg.Logger}
+	return &Server{
+		payments: cfg.Payments, keys: cfg.Keys, callbacks: cfg.Callbacks, now: cfg.Now, log: cfg.Logger,
+		keyLimits:    newLimiterSet(cfg.RateLimit, maxLimiters),
+		authFailures: newLimiterSet(AuthFailureLimit, maxLimiters),
+	}
 }
 
 // Handler returns the routes table wrapped in the common middleware.

@@ -125,26 +125,33 @@ const lastUsedGranularity = time.Minute
 // Authenticate returns the merchant id owning a live key, or "" for a
 // missing, unknown or revoked key.
 func (s *APIKeys) Authenticate(ctx context.Context, key string, now time.Time) (string, error) {
+	_, merchantID, err := s.Identify(ctx, key, now)
+	return merchantID, err
+}
+
+// Identify is Authenticate with the key's own id as well, which the API's
+// rate limit is kept by: each key has its budget, as documented.
+func (s *APIKeys) Identify(ctx context.Context, key string, now time.Time) (keyID, merchantID string, err error) {
 	if !strings.HasPrefix(key, APIKeyPrefix) || len(key) != len(APIKeyPrefix)+32 {
-		return "", nil
+		return "", "", nil
 	}
-	var id, merchantID string
+	var id string
 	var used, revoked Timestamp
-	err := s.db.QueryRowContext(ctx, `SELECT id, merchant_id, last_used_at, revoked_at FROM api_keys WHERE key_hash = $1`,
+	err = s.db.QueryRowContext(ctx, `SELECT id, merchant_id, last_used_at, revoked_at FROM api_keys WHERE key_hash = $1`,
 		hashKey(key)).Scan(&id, &merchantID, &used, &revoked)
 	if errors.Is(err, sql.ErrNoRows) {
-		return "", nil
+		return "", "", nil
 	}
 	if err != nil {
-		return "", err
+		return "", "", err
 	}
 	if !revoked.IsZero() {
-		return "", nil
+		return "", "", nil
 	}
 	if now.Sub(used.Time) >= lastUsedGranularity {
 		if _, err := s.db.ExecContext(ctx, `UPDATE api_keys SET last_used_at = $1 WHERE id = $2`, s.db.Time(now), id); err != nil {
-			return "", err
+			return "", "", err
 		}
 	}
-	return merchantID, nil
+	return id, merchantID, nil
 }

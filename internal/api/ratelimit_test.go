@@ -1,0 +1,130 @@
+package api_test
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/momopay/momopay/internal/api"
+	"github.com/momopay/momopay/internal/testserver"
+)
+
+// TestRateLimitPerKey: the limit is per API key, as documented, so two keys
+// of one merchant have separate budgets.
+func TestRateLimitPerKey(t *testing.T) {
+	clock := testserver.NewClock(time.Now()) // stands still: no token comes back
+	s := testserver.Start(t, testserver.Options{RateLimit: api.RateLimit{PerSecond: 1, Burst: 3}, Now: clock.Now})
+	_, second, err := s.App.APIKeys.Create(t.Context(), s.MerchantID, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	statuses := func(key string, n int) string {
+		var out []string
+		for range n {
+			out = append(out, http.StatusText(do(t, s, "GET", "/v1/transactions", key, nil).status))
+		}
+		return strings.Join(out, ",")
+	}
+	if got := statuses(s.APIKey, 4); got != "OK,OK,OK,Too Many Requests" {
+		t.Fatalf("first key: %s", got)
+	}
+	if got := statuses(second, 4); got != "OK,OK,OK,Too Many Requests" {
+		t.Errorf("second key of the same merchant: %s, want its own budget of 3", got)
+	}
+	clock.Advance(time.Second)
+	if got := statuses(s.APIKey, 2); got != "OK,Too Many Requests" {
+		t.Errorf("first key a second later: %s, want one token back", got)
+	}
+}
+
+// countingKeys counts the lookups that reach the real key store.
+type countingKeys struct {
+	api.KeyAuthenticator
+	lookups atomic.Int64
+}
+
+func (c *countingKeys) Identify(ctx context.Context, key string, now time.Time) (string, string, error) {
+	c.lookups.Add(1)
+	return c.KeyAuthenticator.Identify(ctx, key, now)
+}
+
+// TestAuthFailuresLimitedPerAddress: a flood of bad keys from one address
+// turns into 429s answered without a database lookup, other addresses are
+// not affected, and the address recovers as its tokens come back.
+func TestAuthFailuresLimitedPerAddress(t *testing.T) {
+	clock := testserver.NewClock(time.Now())
+	s := testserver.Start(t, testserver.Options{Now: clock.Now})
+	keys := &countingKeys{KeyAuthenticator: s.App.APIKeys}
+	h := api.NewServer(api.Config{Payments: s.App.Payments, Keys: keys, Now: clock.Now, Logger: slog.New(slog.DiscardHandler)}).Handler()
+
+	get := func(addr, key string) *httptest.ResponseRecorder {
+		req := httptest.NewRequest("GET", "/v1/transactions", nil)
+		req.RemoteAddr = addr
+		if key != "" {
+			req.Header.Set("Authorization", "Bearer "+key)
+		}
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, req)
+		return w
+	}
+	bad := func(i int) string { return "service_live_" + strings.Repeat("x", 28) + string(rune('A'+i%26)) + "aaa" }
+
+	codes := map[int]int{}
+	for i := range 100 {
+		w := get("198.51.100.7:40000", bad(i))
+		codes[w.Code]++
+		if w.Code == 429 && (w.Header().Get("Retry-After") != "1" || !strings.Contains(w.Body.String(), `"retry_after":1`)) {
+			t.Fatalf("429 without retry_after: %v %s", w.Header(), w.Body)
+		}
+	}
+	burst := api.AuthFailureLimit.Burst
+	if codes[401] != burst || codes[429] != 100-burst || keys.lookups.Load() != int64(burst) {
+		t.Fatalf("100 bad keys: %v, %d lookups; want %d × 401 (and lookups), then 429s without lookup", codes, keys.lookups.Load(), burst)
+	}
+	// A missing key counts as a failure too, and is refused the same way.
+	if w := get("198.51.100.7:40001", ""); w.Code != 429 {
+		t.Errorf("no key from the flooding address: %d", w.Code)
+	}
+	// The valid key from that address waits as well: without a lookup it
+	// cannot be told from a guess (see requireKey).
+	if w := get("198.51.100.7:40002", s.APIKey); w.Code != 429 || keys.lookups.Load() != int64(burst) {
+		t.Errorf("valid key from the flooding address: %d, %d lookups", w.Code, keys.lookups.Load())
+	}
+	// Other addresses are untouched; an IPv6 /64 is one address.
+	if w := get("203.0.113.9:5000", s.APIKey); w.Code != 200 {
+		t.Errorf("valid key from another address: %d %s", w.Code, w.Body)
+	}
+	for i := range burst {
+		get("[2001:db8:1:2::"+string(rune('a'+i%6))+"]:443", bad(i))
+	}
+	if w := get("[2001:db8:1:2:ffff::1]:443", bad(0)); w.Code != 429 {
+		t.Errorf("same IPv6 /64 after %d failures: %d", burst, w.Code)
+	}
+	if w := get("[2001:db8:1:3::1]:443", bad(0)); w.Code != 401 {
+		t.Errorf("another IPv6 /64: %d", w.Code)
+	}
+	// Tokens come back at AuthFailureLimit.PerSecond.
+	clock.Advance(time.Second)
+	if w := get("198.51.100.7:40003", s.APIKey); w.Code != 200 {
+		t.Errorf("valid key a second after the flood: %d %s", w.Code, w.Body)
+	}
+}
+
+// TestAuthFailuresLimitedThroughServer runs the flood against the served
+// app over HTTP, so the limit is known to be wired in.
+func TestAuthFailuresLimitedThroughServer(t *testing.T) {
+	clock := testserver.NewClock(time.Now())
+	s := testserver.Start(t, testserver.Options{Now: clock.Now})
+	var last response
+	for range api.AuthFailureLimit.Burst + 1 {
+		last = do(t, s, "GET", "/v1/transactions", "service_live_"+strings.Repeat("Z", 32), nil)
+	}
+	if last.status != 429 || last.errorField("code") != "RATE_LIMITED" || last.errorField("retry_after") != 1.0 {
+		t.Errorf("after %d bad keys: %d %s", api.AuthFailureLimit.Burst, last.status, last.raw)
+	}
+}
