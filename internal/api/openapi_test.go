@@ -50,6 +50,21 @@ func TestResponsesMatchOpenAPI(t *testing.T) {
 		{"GET", "/v1/transactions?per_page=500", s.APIKey, "", 400},
 		{"GET", "/v1/transactions", "", "", 401},
 		{"GET", "/v1/openapi.json", "", "", 200},
+		// Every VALIDATION_ERROR carries fields, also when only the body
+		// as a whole can be named; the document requires them.
+		{"POST", "/v1/transactions", s.APIKey, " ", 400},
+		{"POST", "/v1/transactions", s.APIKey, "null", 400},
+		{"POST", "/v1/transactions", s.APIKey, "[]", 400},
+		{"POST", "/v1/transactions", s.APIKey, `{"reference":"a"`, 400},
+		{"POST", "/v1/transactions", s.APIKey, `{"reference":"a"} x`, 400},
+		{"POST", "/v1/transactions", s.APIKey, mustJSON(t, newPayment(map[string]any{"description": "a\x00b"})), 400},
+		{"POST", "/v1/transactions", s.APIKey, mustJSON(t, newPayment(map[string]any{"amount": 10_000_001})), 422},
+		{"GET", "/v1/transactions?status=", s.APIKey, "", 400},
+		{"GET", "/v1/transactions?per_page=%zz", s.APIKey, "", 400},
+		{"GET", "/v1/transactions?status=PENDING;x=1", s.APIKey, "", 400},
+		{"GET", "/v1/transactions?page=9223372036854775807", s.APIKey, "", 200},
+		{"GET", "/v1/transactions/urn:uuid:" + id, s.APIKey, "", 404},
+		{"GET", "/v1/transactions/" + strings.ToUpper(id), s.APIKey, "", 404},
 	}
 	for _, c := range cases {
 		t.Run(c.method+" "+c.path[:min(len(c.path), 60)]+" "+http.StatusText(c.status), func(t *testing.T) {
@@ -71,6 +86,25 @@ func TestResponsesMatchOpenAPI(t *testing.T) {
 			}
 			validateResponse(t, router, req, resp, body)
 		})
+	}
+
+	// Last, as it limits this address: a flood of bad keys ends in 429s,
+	// which must carry retry_after.
+	for i := range 25 {
+		req, _ := http.NewRequest("GET", s.URL+"/v1/transactions", nil)
+		req.Header.Set("Authorization", "Bearer service_live_"+strings.Repeat("Q", 32))
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if i == 24 {
+			if resp.StatusCode != 429 {
+				t.Fatalf("after 24 bad keys: %d %s", resp.StatusCode, body)
+			}
+			validateResponse(t, router, req, resp, body)
+		}
 	}
 }
 
