@@ -96,6 +96,8 @@ type App struct {
 
 	// callbackBase is this process's /callbacks/ URL once it serves.
 	callbackBase atomic.Value
+	// sweeper takes up, while serving, what a killed process's jobs held.
+	sweeper *jobs.Sweeper
 }
 
 // Open connects to the database, applies migrations and wires everything.
@@ -152,6 +154,7 @@ func (a *App) wire(ctx context.Context) error {
 	operators, callbacks := a.sandboxOperators()
 	a.Payments = payment.NewService(a.Transactions, operators, cfg.Now, cfg.PendingTTL, cfg.Logger)
 	handlers.Payments = a.Payments
+	a.sweeper = &jobs.Sweeper{DB: db.DB, Time: db.Time, Handlers: handlers, Now: cfg.Now, Logger: cfg.Logger}
 
 	a.Handler = api.NewServer(api.Config{
 		Payments: a.Payments, Keys: a.APIKeys, Callbacks: callbacks, RateLimit: cfg.RateLimit, Now: cfg.Now, Logger: cfg.Logger,
@@ -208,6 +211,7 @@ func (a *App) Serve(ctx context.Context, ln net.Listener) error {
 	if err := a.Jobs.Start(context.WithoutCancel(ctx)); err != nil {
 		return fmt.Errorf("start jobs: %w", err)
 	}
+	stopSweep := a.sweeper.Start(ctx)
 	a.callbackBase.Store("http://" + ln.Addr().String() + "/callbacks/")
 	defer a.callbackBase.Store("")
 	srv := &http.Server{
@@ -229,6 +233,7 @@ func (a *App) Serve(ctx context.Context, ln net.Listener) error {
 	shutdown, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()
 	srv.Shutdown(shutdown)
+	stopSweep()
 	a.Jobs.Stop(shutdown)
 	if errors.Is(err, http.ErrServerClosed) {
 		err = nil

@@ -84,12 +84,55 @@ const (
 // Config tunes the job client.
 type Config struct {
 	// PollInterval is how often an idle worker looks for due jobs; SQLite
-	// has no LISTEN/NOTIFY, so this bounds how late a job can start.
+	// has no LISTEN/NOTIFY, and neither has River's database/sql driver on
+	// PostgreSQL, so this bounds how late a job can start.
 	PollInterval time.Duration
 	// WebhookWorkers bounds concurrent webhook attempts per process.
 	WebhookWorkers int
 	Logger         *slog.Logger
 }
+
+// How long a job may run, and when River takes back one left running by a
+// process that died. Every worker is idempotent (payment.Service.Poll and
+// Expire settle with one conditional UPDATE; webhook.Service.Attempt claims
+// its attempt with a conditional update and a lease), so running a job a
+// second time is harmless and these can be short: a killed process's jobs
+// then come back in seconds, not the minutes River's defaults would take.
+const (
+	// operatorEnquiryTimeout bounds one status enquiry to an operator, as
+	// webhook.DefaultTimeout bounds a receiver: 10 s is already far beyond
+	// what Airtel and Moov answer in.
+	operatorEnquiryTimeout = 10 * time.Second
+	// paymentJobTimeout is one enquiry plus the few short queries around
+	// it (read the transaction, settle it, insert its webhook deliveries).
+	paymentJobTimeout = operatorEnquiryTimeout + 5*time.Second
+	// webhookJobTimeout is one attempt, bounded by the receiver's 10 s
+	// (webhook.DefaultTimeout), plus its claim and the write of its
+	// outcome. It matches webhook.Service's claim lease, so a job cut
+	// off here has already let go of its delivery.
+	webhookJobTimeout = 10*time.Second + 5*time.Second
+	// rescueAfter is a little more than the longest legitimate run: a job
+	// still "running" after it belongs to a process that is gone. River's
+	// rescuer only looks every 30 s (not configurable) and only on the
+	// leader, which itself takes up to ~20 s to replace when it is the one
+	// that died; the Sweeper covers what must not wait that long.
+	rescueAfter = max(paymentJobTimeout, webhookJobTimeout) + 5*time.Second
+)
+
+// paymentWorkers is how many polls and expiry checks one process runs at
+// once. Each mostly waits: on the operator's answer and on a few database
+// round trips, so many workers cost little, while few throttle the whole
+// queue: River fetches at most this many jobs per fetch, and at 10 workers
+// 35 payments created per second (each with a dozen polls and an expiry
+// check) already queued up hundreds of due jobs. 200 keeps 100 creates/s
+// on time with room to spare (cmd/momopay-load measures it).
+const paymentWorkers = 200
+
+// paymentFetchInterval is how often the payments queue looks for due jobs
+// when nothing told it to. A snoozed poll or expiry check (and one the
+// scheduler has just made available) starts at most this late; it is what
+// keeps a TIMEOUT within a fraction of a second of expires_at.
+const paymentFetchInterval = 100 * time.Millisecond
 
 // driverFor returns River's driver for the engine behind db.
 func driverFor(db *sql.DB, sqlite bool) riverdriver.Driver[*sql.Tx] {
@@ -115,21 +158,29 @@ func NewClient(db *sql.DB, sqlite bool, h *Handlers, cfg Config) (*river.Client[
 	river.AddWorker(workers, &pollWorker{h: h})
 	river.AddWorker(workers, &expireWorker{h: h})
 	river.AddWorker(workers, &deliverWorker{h: h})
+	poll := cfg.PollInterval
+	if poll <= 0 {
+		poll = river.FetchPollIntervalDefault
+	}
+	cooldown := min(poll, river.FetchCooldownDefault)
+	paymentPoll := min(poll, paymentFetchInterval)
 	return river.NewClient(driverFor(db, sqlite), &river.Config{
 		Queues: map[string]river.QueueConfig{
-			QueuePayments: {MaxWorkers: 10},
+			QueuePayments: {
+				MaxWorkers:        paymentWorkers,
+				FetchCooldown:     min(cooldown, paymentPoll),
+				FetchPollInterval: paymentPoll,
+			},
 			QueueWebhooks: {MaxWorkers: max(cfg.WebhookWorkers, 1)},
 		},
 		Workers:           workers,
-		FetchCooldown:     min(cfg.PollInterval, river.FetchCooldownDefault),
-		FetchPollInterval: cfg.PollInterval,
+		FetchCooldown:     cooldown,
+		FetchPollInterval: poll,
 		// Failures here are infrastructure trouble (database down): keep
 		// retrying with River's backoff rather than drop a payment.
-		MaxAttempts: 100,
-		JobTimeout:  time.Minute,
-		// A job left running by a crashed process is taken up again after
-		// this; River's default of an hour would hold webhooks that long.
-		RescueStuckJobsAfter: 2 * time.Minute,
+		MaxAttempts:          100,
+		JobTimeout:           max(paymentJobTimeout, webhookJobTimeout),
+		RescueStuckJobsAfter: rescueAfter,
 		Logger:               cfg.Logger,
 	})
 }
@@ -150,6 +201,9 @@ type pollWorker struct {
 	h *Handlers
 }
 
+// Timeout implements river.Worker.
+func (w *pollWorker) Timeout(*river.Job[PollPayment]) time.Duration { return paymentJobTimeout }
+
 func (w *pollWorker) Work(ctx context.Context, j *river.Job[PollPayment]) error {
 	return snoozeOrDone(w.h.Payments.Poll(ctx, j.Args.MerchantID, j.Args.TransactionID))
 }
@@ -159,6 +213,9 @@ type expireWorker struct {
 	h *Handlers
 }
 
+// Timeout implements river.Worker.
+func (w *expireWorker) Timeout(*river.Job[ExpirePayment]) time.Duration { return paymentJobTimeout }
+
 func (w *expireWorker) Work(ctx context.Context, j *river.Job[ExpirePayment]) error {
 	return snoozeOrDone(w.h.Payments.Expire(ctx, j.Args.MerchantID, j.Args.TransactionID))
 }
@@ -167,6 +224,9 @@ type deliverWorker struct {
 	river.WorkerDefaults[DeliverWebhook]
 	h *Handlers
 }
+
+// Timeout implements river.Worker.
+func (w *deliverWorker) Timeout(*river.Job[DeliverWebhook]) time.Duration { return webhookJobTimeout }
 
 func (w *deliverWorker) Work(ctx context.Context, j *river.Job[DeliverWebhook]) error {
 	return snoozeOrDone(w.h.Deliveries.Attempt(ctx, j.Args.MerchantID, j.Args.DeliveryID))

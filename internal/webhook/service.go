@@ -95,9 +95,13 @@ func NewService(cfg Config) *Service {
 }
 
 // lease is how long a claimed attempt keeps others off the delivery: longer
-// than any attempt can take, so a second run of the same River job (or a
-// rescued one) never sends concurrently with the first.
-func (s *Service) lease() time.Duration { return 2*s.timeout + 5*time.Second }
+// than any attempt can take (the HTTP client gives up at timeout; the claim
+// and the write of the outcome are single short statements), so a second
+// run of the same River job (or a rescued one) never sends concurrently with
+// the first. It is also how long an attempt held by a killed process waits
+// before it is made again, so it is no longer than that: with the 10 s
+// timeout, 15 s, and the retry comes within 30 s of the kill.
+func (s *Service) lease() time.Duration { return s.timeout + 5*time.Second }
 
 // stamp is the service's clock at the database's precision.
 func (s *Service) stamp() time.Time { return s.now().UTC().Truncate(time.Microsecond) }

@@ -1,0 +1,170 @@
+package jobs
+
+import (
+	"context"
+	"database/sql"
+	"log/slog"
+	"math/rand/v2"
+	"sync"
+	"time"
+)
+
+// Sweeper is the backstop for work a dead process was holding. When a
+// process is killed, the River jobs it was running stay "running" until
+// River's rescuer takes them back: that needs rescueAfter, a rescuer pass
+// (every 30 s, not configurable) and a leader (up to ~20 s to replace when
+// the dead process was the leader), so well over a minute in the worst
+// case. Meanwhile a payment would stay PENDING past expires_at and a held
+// webhook attempt would wait.
+//
+// So every process, leader or not, looks every few seconds for the two
+// things that must not wait: PENDING payments past expires_at, and pending
+// webhook deliveries whose next attempt is overdue (a claimed attempt is
+// not overdue until its lease has run out), and works them directly through
+// the same idempotent domain calls the workers use. A duplicate with a live
+// job or another instance's sweeper is harmless: Expire settles with one
+// conditional UPDATE and Attempt sends only after winning its claim. The
+// stuck River jobs are rescued later as usual and find nothing left to do.
+type Sweeper struct {
+	// DB holds the transactions and webhook_deliveries tables.
+	DB *sql.DB
+	// Time turns a time into a query argument for DB's engine
+	// (store.DB.Time: text on SQLite, a timestamp on PostgreSQL).
+	Time func(time.Time) any
+	// Handlers are the domain calls that settle a payment or attempt a
+	// delivery, the same as the workers'.
+	Handlers *Handlers
+	// Now is the service clock, the one that stamped expires_at and
+	// next_attempt_at.
+	Now    func() time.Time
+	Logger *slog.Logger
+}
+
+// The sweeper's timing. A payment must not stay PENDING more than 30 s past
+// expires_at, and a held webhook attempt must resume within 30 s of the
+// kill. An expiry check normally lands within about a second of expires_at
+// and a delivery's job starts within about a second of next_attempt_at, so
+// sweepGrace leaves the jobs their turn under load; then a pass comes within
+// sweepEvery. Worst case after a kill: a payment is final sweepGrace +
+// sweepEvery + one operator enquiry past expires_at (about 20 s); an
+// attempt claimed just before the kill is made again when its lease ends
+// (webhook.Service.lease, 15 s after the claim) plus at most sweepEvery.
+const (
+	sweepEvery = 5 * time.Second
+	sweepGrace = 5 * time.Second
+	// sweepBatch and sweepParallel bound what one pass takes on, so a
+	// backlog after an outage is worked off over several passes instead
+	// of flooding operators, receivers or the database.
+	sweepBatch    = 200
+	sweepParallel = 20
+)
+
+// Start runs the sweeper in the background until stop is called or ctx
+// ends; stop waits for the pass in progress to end.
+func (s *Sweeper) Start(ctx context.Context) (stop func()) {
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		s.Run(ctx)
+	}()
+	return func() {
+		cancel()
+		<-done
+	}
+}
+
+// Run sweeps every sweepEvery (with a little jitter, so that instances do
+// not sweep in step) until ctx ends. The first pass is at once: a process
+// restarted after a crash takes up what the dead one held right away.
+func (s *Sweeper) Run(ctx context.Context) {
+	for {
+		if _, _, err := s.Sweep(ctx); err != nil && ctx.Err() == nil {
+			s.Logger.Warn("sweep for overdue payments and deliveries failed; will try again", "err", err)
+		}
+		jitter := time.Duration(rand.Int64N(int64(sweepEvery / 5)))
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(sweepEvery - sweepEvery/10 + jitter):
+		}
+	}
+}
+
+// Sweep makes one pass: it expires overdue PENDING payments and attempts
+// overdue webhook deliveries, and reports how many of each it took on.
+func (s *Sweeper) Sweep(ctx context.Context) (payments, deliveries int, err error) {
+	now := s.Now()
+	cutoff := now.Add(-sweepGrace)
+	due, err := s.overdue(ctx, `SELECT merchant_id, id FROM transactions
+		WHERE status = 'PENDING' AND expires_at < $1 ORDER BY expires_at LIMIT $2`, s.Time(cutoff), sweepBatch)
+	if err != nil {
+		return 0, 0, err
+	}
+	s.work(ctx, due, func(ctx context.Context, r ref) (time.Duration, error) {
+		return s.Handlers.Payments.Expire(ctx, r.merchantID, r.id)
+	}, paymentJobTimeout)
+
+	// A lease still running belongs to an attempt in progress; one that
+	// ran out was left by a process that died mid-attempt.
+	late, err := s.overdue(ctx, `SELECT merchant_id, id FROM webhook_deliveries
+		WHERE state = 'pending' AND next_attempt_at < $1 AND (lease_until IS NULL OR lease_until < $3)
+		ORDER BY next_attempt_at LIMIT $2`, s.Time(cutoff), sweepBatch, s.Time(now))
+	if err != nil {
+		return len(due), 0, err
+	}
+	s.work(ctx, late, func(ctx context.Context, r ref) (time.Duration, error) {
+		return s.Handlers.Deliveries.Attempt(ctx, r.merchantID, r.id)
+	}, webhookJobTimeout)
+	if len(due)+len(late) > 0 {
+		s.Logger.Info("swept overdue work a job had not done", "payments", len(due), "deliveries", len(late))
+	}
+	return len(due), len(late), nil
+}
+
+// ref names one row: a transaction or a delivery of a merchant.
+type ref struct{ merchantID, id string }
+
+// overdue returns the merchant and row ids that query selects.
+func (s *Sweeper) overdue(ctx context.Context, query string, args ...any) ([]ref, error) {
+	rows, err := s.DB.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var refs []ref
+	for rows.Next() {
+		var r ref
+		if err := rows.Scan(&r.merchantID, &r.id); err != nil {
+			return nil, err
+		}
+		refs = append(refs, r)
+	}
+	return refs, rows.Err()
+}
+
+// work runs fn on every ref, sweepParallel at a time, each bounded like the
+// job it stands in for, and waits for all of them. The delay fn returns is
+// dropped: the row itself (status, next_attempt_at) says what comes next,
+// and the River job of the row acts on it once rescued.
+func (s *Sweeper) work(ctx context.Context, refs []ref, fn func(context.Context, ref) (time.Duration, error), timeout time.Duration) {
+	sem := make(chan struct{}, sweepParallel)
+	var wg sync.WaitGroup
+	for _, r := range refs {
+		select {
+		case sem <- struct{}{}:
+		case <-ctx.Done():
+			wg.Wait()
+			return
+		}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			ctx, cancel := context.WithTimeout(ctx, timeout)
+			defer cancel()
+			if _, err := fn(ctx, r); err != nil && ctx.Err() == nil {
+				s.Logger.Warn("sweep could not work an overdue row; will try again", "merchant_id", r.merchantID, "id", r.id, "err", err)
+			}
+		})
+	}
+	wg.Wait()
+}
