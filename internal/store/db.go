@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgconn"
 	_ "github.com/jackc/pgx/v5/stdlib" // registers the "pgx" driver
 	"github.com/pressly/goose/v3"
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
@@ -79,7 +80,11 @@ func open(ctx context.Context, url string, create bool) (*DB, error) {
 		db := &DB{DB: sqldb, Dialect: Postgres}
 		if err := db.PingContext(ctx); err != nil {
 			db.Close()
-			return nil, fmt.Errorf("connect to PostgreSQL at %s: %w", Redact(target), err)
+			hint := ""
+			if pgErr := (*pgconn.PgError)(nil); errors.As(err, &pgErr) && pgErr.Code == "3D000" {
+				hint = " (momopay creates tables, not databases: create it first, e.g. with createdb, or fix --db)"
+			}
+			return nil, fmt.Errorf("connect to PostgreSQL at %s: %w%s", Redact(target), err, hint)
 		}
 		return db, nil
 	}
@@ -113,6 +118,13 @@ func openSQLite(ctx context.Context, path string, create bool) (*DB, error) {
 	db := &DB{DB: sqldb, Dialect: SQLite}
 	if err := db.PingContext(ctx); err != nil {
 		db.Close()
+		// SQLite's "unable to open database file (14)" hides the cause
+		// (permissions, most often); the operating system names it.
+		f, oserr := os.OpenFile(abs, os.O_RDWR, 0)
+		if oserr != nil {
+			return nil, fmt.Errorf("open SQLite database %s: %w", abs, oserr)
+		}
+		f.Close()
 		return nil, fmt.Errorf("open SQLite database %s: %w", abs, err)
 	}
 	return db, nil
