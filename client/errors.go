@@ -10,7 +10,7 @@ import (
 )
 
 // Error codes carried by *Error. The API returns the first group in its error
-// envelope (spec §7, DESIGN §4); the client itself produces CodeNetwork and
+// envelope (docs/api.md, Errors); the client itself produces CodeNetwork and
 // CodeUnexpectedResponse, so every failure can be handled with one switch.
 const (
 	// CodeValidation means the request was refused for its content: a
@@ -38,7 +38,7 @@ const (
 
 	// CodeNetwork means the API could not be reached or its answer was cut
 	// off (connection refused, DNS failure, timeout). It is local to the
-	// client (spec §7), and the underlying cause is available via Unwrap.
+	// client, not an API answer, and the underlying cause is available via Unwrap.
 	CodeNetwork = "NETWORK_ERROR"
 	// CodeUnexpectedResponse means something answered that is not the
 	// momopay API envelope, such as a proxy's HTML error page or a wrong
@@ -121,7 +121,7 @@ func (e *Error) Is(target error) bool {
 	return ok && t.Code == e.Code
 }
 
-// envelope is the wire form of every API error (spec §7).
+// envelope is the wire form of every API error (docs/api.md, Errors).
 type envelope struct {
 	Error *struct {
 		Code                  string            `json:"code"`

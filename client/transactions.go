@@ -10,7 +10,7 @@ import (
 	"time"
 )
 
-// Status is where a transaction stands in its lifecycle (spec §3).
+// Status is where a transaction stands in its lifecycle (docs/api.md, States).
 type Status string
 
 // Transaction statuses. Only PENDING changes; the others are final.
@@ -55,7 +55,7 @@ type Transaction struct {
 	Operator    Operator `json:"operator"`
 	PhoneNumber string   `json:"phone_number"`
 	// Description is nil when none was given. It is also nil in list
-	// results, which do not carry it (spec §2.1).
+	// results, which do not carry it.
 	Description *string   `json:"description"`
 	Status      Status    `json:"status"`
 	CreatedAt   time.Time `json:"created_at"`

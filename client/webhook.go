@@ -14,7 +14,7 @@ import (
 	"time"
 )
 
-// Event names (spec §6.1).
+// Event names (docs/webhooks.md, Events).
 const (
 	EventTransactionSuccess = "transaction.success"
 	EventTransactionFailed  = "transaction.failed"
@@ -55,7 +55,7 @@ type Event struct {
 	Test bool `json:"-"`
 }
 
-// EventData is the transaction an event is about (spec §6.2).
+// EventData is the transaction an event is about (docs/webhooks.md, The body).
 type EventData struct {
 	ID          string    `json:"id"`
 	Reference   string    `json:"reference"`
@@ -121,7 +121,7 @@ func VerifyWebhookAt(secret string, body []byte, h http.Header, now time.Time, t
 	return &ev, nil
 }
 
-// verifyServiceSignature checks the contract's signature (spec §6.4).
+// verifyServiceSignature checks X-Service-Signature (docs/webhooks.md).
 func verifyServiceSignature(secret string, body []byte, header string) error {
 	if header == "" {
 		return fmt.Errorf("%w: missing X-Service-Signature header", ErrInvalidSignature)
