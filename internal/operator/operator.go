@@ -11,7 +11,6 @@ package operator
 import (
 	"context"
 	"errors"
-	"net/http"
 	"time"
 )
 
@@ -97,8 +96,11 @@ type Callback struct {
 // authenticate the request before trusting a word of it: a forged callback
 // would settle a payment. Callbacks can be lost, so polling never stops
 // because of them.
+//
+// The headers are a plain map (an http.Header passes as is) so that this
+// package, and the payment domain that imports it, do not import net/http.
 type CallbackReader interface {
-	ReadCallback(h http.Header, body []byte) (Callback, error)
+	ReadCallback(header map[string][]string, body []byte) (Callback, error)
 }
 
 // ErrCallbackRejected marks a callback that failed authentication or could

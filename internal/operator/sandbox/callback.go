@@ -92,8 +92,8 @@ func (o *Operator) sendCallback(ref string, outcome operator.Outcome) {
 }
 
 // ReadCallback implements operator.CallbackReader.
-func (o *Operator) ReadCallback(h http.Header, body []byte) (operator.Callback, error) {
-	if !hmac.Equal([]byte(h.Get(SignatureHeader)), []byte(sign(o.callbacks.Secret, body))) {
+func (o *Operator) ReadCallback(header map[string][]string, body []byte) (operator.Callback, error) {
+	if !hmac.Equal([]byte(http.Header(header).Get(SignatureHeader)), []byte(sign(o.callbacks.Secret, body))) {
 		return operator.Callback{}, fmt.Errorf("%w: bad %s", operator.ErrCallbackRejected, SignatureHeader)
 	}
 	var b callbackBody
