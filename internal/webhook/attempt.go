@@ -12,15 +12,46 @@ import (
 	"github.com/momopay/momopay/internal/store"
 )
 
+// What an interrupted attempt's history says. An attempt is written before
+// its POST leaves, so one whose outcome never came is still in the history,
+// and it counts as a failed attempt (one of the five): it may well have
+// reached the receiver, which dedupes on the delivery id.
+const (
+	interruptedByCrash    = "no answer recorded: the process stopped during the attempt"
+	interruptedByShutdown = "no answer recorded: the service shut down during the attempt"
+)
+
+// Stages of an attempt row (webhook_attempts.stage).
+const (
+	stageSending     = "sending"
+	stageDone        = "done"
+	stageInterrupted = "interrupted"
+)
+
 // target is a delivery with what an attempt needs from its endpoint.
 type target struct {
-	merchantID, id   string
-	event, payload   string
-	state            DeliveryState
-	attempts         int
-	nextAttemptAt    time.Time
-	url, secret      string
-	enabled, deleted bool
+	merchantID, id string
+	event, payload string
+	state          DeliveryState
+	test           bool
+	// attempts counts every attempt made, automatic and manual, the one in
+	// flight included: it equals the number of the delivery's attempt rows.
+	attempts int
+	// automatic counts the automatic attempts, interrupted ones included:
+	// the position in the contract's schedule, which manual attempts do
+	// not move.
+	automatic                 int
+	nextAttemptAt, leaseUntil time.Time
+	url, secret               string
+	enabled, deleted          bool
+}
+
+// claimed is an attempt written as "sending" by claim.
+type claimed struct {
+	id     string
+	number int
+	manual bool
+	at     time.Time
 }
 
 func (s *Service) loadTarget(ctx context.Context, merchantID, deliveryID string) (*target, error) {
@@ -28,35 +59,49 @@ func (s *Service) loadTarget(ctx context.Context, merchantID, deliveryID string)
 		return nil, ErrDeliveryNotFound
 	}
 	d := &target{merchantID: merchantID, id: deliveryID}
-	var next, deleted store.Timestamp
-	err := s.db.QueryRowContext(ctx, `SELECT d.event, d.payload, d.state, d.attempts, d.next_attempt_at,
-			e.url, e.secret, e.enabled, e.deleted_at
+	var next, lease, deleted store.Timestamp
+	err := s.db.QueryRowContext(ctx, `SELECT d.event, d.payload, d.state, d.test, d.attempts,
+			(SELECT count(*) FROM webhook_attempts a WHERE a.delivery_id = d.id AND a.manual = FALSE),
+			d.next_attempt_at, d.lease_until, e.url, e.secret, e.enabled, e.deleted_at
 		FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id AND e.merchant_id = d.merchant_id
 		WHERE d.merchant_id = $1 AND d.id = $2`, merchantID, deliveryID).
-		Scan(&d.event, &d.payload, &d.state, &d.attempts, &next, &d.url, &d.secret, &d.enabled, &deleted)
+		Scan(&d.event, &d.payload, &d.state, &d.test, &d.attempts, &d.automatic, &next, &lease, &d.url, &d.secret, &d.enabled, &deleted)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, ErrDeliveryNotFound
 	}
 	if err != nil {
 		return nil, err
 	}
-	d.nextAttemptAt, d.deleted = next.Time, !deleted.IsZero()
+	d.nextAttemptAt, d.leaseUntil, d.deleted = next.Time, lease.Time, !deleted.IsZero()
 	return d, nil
+}
+
+// message is the POST of one attempt of d.
+func (d *target) message(at time.Time) message {
+	return message{url: d.url, secret: d.secret, deliveryID: d.id, event: d.event, body: []byte(d.payload), at: at}
 }
 
 // Attempt makes the next automatic attempt of a pending delivery; the River
 // worker calls it and snoozes the job for the returned delay, or ends it on
 // 0. On a 2xx the delivery is delivered; on a failure it returns the wait
 // before the next attempt from the contract's table (1 min, 5 min, 30 min,
-// 2 h), and after the fifth failure marks the delivery undelivered and
-// returns 0.
+// 2 h), and after the fifth failed automatic attempt marks the delivery
+// undelivered and returns 0.
 //
 // It is safe to run twice or concurrently for one delivery (a River job run
 // again after a crash, a rescued job): a delivery that is no longer pending
-// is left alone, an attempt that is not yet due returns the time left, and
-// the attempt itself is claimed with a conditional update so only one
-// caller sends. A delivery whose endpoint was disabled or deleted is marked
-// undelivered without sending, so the merchant can still re-send it.
+// is left alone, an attempt that is not yet due, or another attempt still
+// in flight, returns the time left, and the attempt itself is claimed with
+// a conditional update so only one caller sends. A delivery whose endpoint
+// was disabled or deleted is marked undelivered without sending, so the
+// merchant can still re-send it.
+//
+// An attempt is recorded before it is sent. When the process dies during
+// it, the run that takes over after the lease records it as interrupted
+// and, since it counts as a failed attempt, makes the next one at once
+// rather than after the schedule's delay: the delay gives a failing
+// receiver time, and this one was not seen to fail. An interrupted fifth
+// attempt makes the delivery undelivered.
 func (s *Service) Attempt(ctx context.Context, merchantID, deliveryID string) (time.Duration, error) {
 	d, err := s.loadTarget(ctx, merchantID, deliveryID)
 	if errors.Is(err, ErrDeliveryNotFound) {
@@ -70,150 +115,228 @@ func (s *Service) Attempt(ctx context.Context, merchantID, deliveryID string) (t
 		return 0, nil
 	}
 	now := s.stamp()
-	if !d.enabled || d.deleted {
+	if wait := d.leaseUntil.Sub(now); wait > 0 {
+		// An attempt is in flight (another run, a manual one, or one whose
+		// process died): look again when its lease is over.
+		return wait, nil
+	}
+	switch {
+	case !d.enabled || d.deleted:
 		s.log.Info("webhook endpoint disabled; delivery left undelivered", "merchant_id", merchantID, "delivery_id", deliveryID)
-		return 0, s.finish(ctx, d, nil, StateUndelivered, time.Time{}, now)
+		return 0, s.giveUp(ctx, d, now)
+	case d.automatic >= MaxAttempts:
+		s.log.Warn("last webhook attempt was interrupted; delivery undelivered", "merchant_id", merchantID, "delivery_id", deliveryID)
+		return 0, s.giveUp(ctx, d, now)
 	}
 	if wait := d.nextAttemptAt.Sub(now); wait > 0 {
 		return wait, nil
 	}
-	claimed, err := s.claim(ctx, d, now)
+	c, err := s.claim(ctx, d, now, false)
 	if err != nil {
 		return 0, err
 	}
-	if !claimed {
+	if c == nil {
 		// Another run took this attempt; look again once its lease or
 		// its own schedule is over.
 		if d, err = s.loadTarget(ctx, merchantID, deliveryID); err != nil || d.state != StatePending {
 			return 0, err
 		}
-		return max(d.nextAttemptAt.Sub(now), time.Second), nil
+		return max(d.nextAttemptAt.Sub(now), d.leaseUntil.Sub(now), time.Second), nil
 	}
 
-	a := s.send(ctx, message{url: d.url, secret: d.secret, deliveryID: d.id, event: d.event, body: []byte(d.payload)})
+	a := s.send(ctx, d.message(c.at))
 	if ctx.Err() != nil && !a.Succeeded {
-		// Shutdown interrupted us, not the receiver: do not spend one of
-		// the five attempts; give the attempt back and let River retry.
-		s.release(d)
+		// Shutdown interrupted us, not the receiver. The attempt may have
+		// arrived, so it stays in the history and counts; the lease is
+		// given back so the next run (River retries the job) goes on at once.
+		s.interrupt(d, c, interruptedByShutdown)
 		return 0, ctx.Err()
 	}
-	a.Number = d.attempts + 1
 	end := s.stamp()
 	state, next, wait := StatePending, time.Time{}, time.Duration(0)
-	switch {
+	switch auto := d.automatic + 1; {
 	case a.Succeeded:
 		state = StateDelivered
-	case a.Number >= MaxAttempts:
+	case auto >= MaxAttempts:
 		state = StateUndelivered
 	default:
-		wait = retryDelays[a.Number-1]
+		wait = retryDelays[auto-1]
 		next = end.Add(wait)
 	}
-	if err := s.finish(context.WithoutCancel(ctx), d, &a, state, next, end); err != nil {
+	if err := s.finish(context.WithoutCancel(ctx), d, c, &a, state, next, end); err != nil {
 		return 0, err
 	}
 	s.logAttempt(d, &a, state)
 	return wait, nil
 }
 
-// Resend makes one immediate, synchronous, manual attempt of an undelivered
-// delivery, with the same delivery id and body bytes, recorded in its
-// history (manual). A 2xx makes it delivered; otherwise it stays
-// undelivered and can be re-sent again. It refuses, with a
-// payment.EUNPROCESSABLE error, a delivery that is not undelivered (pending
-// ones are still on their schedule, delivered ones are done) or whose
-// endpoint was deleted. A receiver's refusal is not an error: the returned
-// attempt says what happened.
+// Resend makes one immediate, synchronous, manual attempt of a pending or
+// undelivered delivery, with the same delivery id and body bytes, recorded
+// in its history (manual). A 2xx makes it delivered, and its scheduled
+// attempts then find nothing to do. A failure leaves it as it was: an
+// undelivered one can be re-sent again, and a pending one keeps its
+// automatic schedule, neither moved nor shortened (manual attempts are not
+// among the five). It refuses, with a payment.EUNPROCESSABLE error, a
+// delivered delivery, a test event (send a new one), one whose endpoint
+// was deleted, and one with an attempt in flight. A receiver's refusal is
+// not an error: the returned attempt says what happened.
 func (s *Service) Resend(ctx context.Context, merchantID, deliveryID string) (*DeliveryAttempt, error) {
 	d, err := s.loadTarget(ctx, merchantID, deliveryID)
 	if err != nil {
 		return nil, err
 	}
-	if d.state != StateUndelivered {
-		return nil, payment.Errorf(payment.EUNPROCESSABLE, "delivery %s is %s: only an undelivered delivery can be re-sent", d.id, d.state)
-	}
-	if d.deleted {
-		return nil, payment.Errorf(payment.EUNPROCESSABLE, "the endpoint of delivery %s was deleted", d.id)
-	}
 	now := s.stamp()
-	claimed, err := s.claim(ctx, d, now)
+	switch {
+	case d.test:
+		return nil, payment.Errorf(payment.EUNPROCESSABLE, "delivery %s is a test event, which is sent once: send a new test instead", d.id)
+	case d.state == StateDelivered:
+		return nil, payment.Errorf(payment.EUNPROCESSABLE, "delivery %s was delivered already: only a pending or undelivered delivery can be re-sent", d.id)
+	case d.deleted:
+		return nil, payment.Errorf(payment.EUNPROCESSABLE, "the endpoint of delivery %s was deleted", d.id)
+	case d.leaseUntil.After(now):
+		return nil, payment.Errorf(payment.EUNPROCESSABLE, "delivery %s is being attempted right now: look at its history in a few seconds", d.id)
+	}
+	c, err := s.claim(ctx, d, now, true)
 	if err != nil {
 		return nil, err
 	}
-	if !claimed {
-		return nil, payment.Errorf(payment.EUNPROCESSABLE, "delivery %s is being re-sent already", d.id)
+	if c == nil {
+		return nil, payment.Errorf(payment.EUNPROCESSABLE, "delivery %s is being attempted right now: look at its history in a few seconds", d.id)
 	}
-	a := s.send(ctx, message{url: d.url, secret: d.secret, deliveryID: d.id, event: d.event, body: []byte(d.payload)})
+	a := s.send(ctx, d.message(c.at))
 	if err := ctx.Err(); err != nil && !a.Succeeded {
-		s.release(d)
+		s.interrupt(d, c, interruptedByShutdown)
 		return nil, err
 	}
-	a.Number, a.Manual = d.attempts+1, true
-	state := StateUndelivered
+	state, next := d.state, time.Time{}
 	if a.Succeeded {
 		state = StateDelivered
+	} else if state == StatePending {
+		next = d.nextAttemptAt
 	}
-	if err := s.finish(context.WithoutCancel(ctx), d, &a, state, time.Time{}, s.stamp()); err != nil {
+	if err := s.finish(context.WithoutCancel(ctx), d, c, &a, state, next, s.stamp()); err != nil {
 		return nil, err
 	}
 	s.logAttempt(d, &a, state)
 	return &a, nil
 }
 
-// claim takes the right to make the next attempt by pushing next_attempt_at
-// to the end of a lease, on the condition that nobody changed the delivery
-// since it was read. It is one short statement: no transaction stays open
-// while the receiver answers.
-func (s *Service) claim(ctx context.Context, d *target, now time.Time) (bool, error) {
-	res, err := s.db.ExecContext(ctx, `UPDATE webhook_deliveries SET next_attempt_at = $1
-		WHERE merchant_id = $2 AND id = $3 AND state = $4 AND attempts = $5
-		AND (next_attempt_at IS NULL OR next_attempt_at <= $6)`,
-		s.db.Time(now.Add(s.lease())), d.merchantID, d.id, string(d.state), d.attempts, s.db.Time(now))
-	if err != nil {
-		return false, err
+// claim takes the right to make the next attempt, and records it, in one
+// short transaction: on the condition that nobody changed the delivery
+// since it was read and no other attempt holds a lease, it counts the
+// attempt and leases the delivery for it, closes an attempt a dead process
+// left "sending" as interrupted, and writes the new attempt as "sending".
+// An automatic attempt must also be due; a manual one need not be. It
+// returns nil when the condition failed. No transaction stays open while
+// the receiver answers.
+func (s *Service) claim(ctx context.Context, d *target, now time.Time, manual bool) (*claimed, error) {
+	c := &claimed{id: uuid.NewString(), number: d.attempts + 1, manual: manual, at: now}
+	due := ""
+	if !manual {
+		due = ` AND (next_attempt_at IS NULL OR next_attempt_at <= $7)`
 	}
-	n, err := res.RowsAffected()
-	return n == 1, err
+	err := s.db.InTx(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `UPDATE webhook_deliveries SET attempts = $1, lease_until = $2
+			WHERE merchant_id = $3 AND id = $4 AND state = $5 AND attempts = $6
+			AND (lease_until IS NULL OR lease_until <= $7)`+due,
+			c.number, s.db.Time(now.Add(s.lease())), d.merchantID, d.id, string(d.state), d.attempts, s.db.Time(now))
+		if err != nil {
+			return err
+		}
+		if n, err := res.RowsAffected(); err != nil || n != 1 {
+			c = nil
+			return err
+		}
+		if err := closeInterrupted(ctx, tx, d); err != nil {
+			return err
+		}
+		_, err = tx.ExecContext(ctx, `INSERT INTO webhook_attempts
+			(id, merchant_id, delivery_id, number, manual, attempted_at, status_code, error, latency_ms, response_excerpt, stage)
+			VALUES ($1, $2, $3, $4, $5, $6, NULL, '', 0, '', $7)`,
+			c.id, d.merchantID, d.id, c.number, manual, s.db.Time(now), stageSending)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return c, nil
 }
 
-// release gives back a claimed attempt that was interrupted by shutdown, so
-// the next run does not wait for the lease. Failing to release only delays
-// that run, so the error is logged, not returned.
-func (s *Service) release(d *target) {
+// closeInterrupted marks the attempt a dead process left "sending" as
+// interrupted. Callers hold the delivery (a claim, or the lease is over),
+// so no live attempt is closed.
+func closeInterrupted(ctx context.Context, tx *sql.Tx, d *target) error {
+	_, err := tx.ExecContext(ctx, `UPDATE webhook_attempts SET stage = $1, error = $2
+		WHERE merchant_id = $3 AND delivery_id = $4 AND stage = $5`,
+		stageInterrupted, interruptedByCrash, d.merchantID, d.id, stageSending)
+	return err
+}
+
+// finish records the outcome of claimed attempt c and the delivery's new
+// state in one short transaction, and ends the lease.
+func (s *Service) finish(ctx context.Context, d *target, c *claimed, a *DeliveryAttempt, state DeliveryState, next, now time.Time) error {
+	a.Number, a.Manual, a.AttemptedAt = c.number, c.manual, c.at
+	return s.db.InTx(ctx, func(tx *sql.Tx) error {
+		var code any
+		if a.StatusCode != 0 {
+			code = a.StatusCode
+		}
+		// The row is ours whatever happened meanwhile: the true outcome
+		// always replaces "sending" (or an "interrupted" written by a run
+		// that wrongly took over after our lease).
+		if _, err := tx.ExecContext(ctx, `UPDATE webhook_attempts SET stage = $1, status_code = $2, error = $3,
+				latency_ms = $4, response_excerpt = $5 WHERE merchant_id = $6 AND id = $7`,
+			stageDone, code, a.Error, a.LatencyMS, a.ResponseExcerpt, d.merchantID, c.id); err != nil {
+			return err
+		}
+		// Conditional on what the claim wrote, so a writer that somehow
+		// outlived its lease cannot overwrite a newer outcome.
+		_, err := tx.ExecContext(ctx, `UPDATE webhook_deliveries SET state = $1, next_attempt_at = $2, lease_until = NULL, updated_at = $3
+			WHERE merchant_id = $4 AND id = $5 AND state = $6 AND attempts = $7`,
+			string(state), s.db.NullTime(next), s.db.Time(now), d.merchantID, d.id, string(d.state), c.number)
+		return err
+	})
+}
+
+// interrupt records claimed attempt c as interrupted when the service stops
+// during it, and ends the lease so the next run need not wait for it.
+// Failing here only leaves the attempt "sending" until the lease is over,
+// when the next claim closes it, so the error is logged, not returned.
+func (s *Service) interrupt(d *target, c *claimed, reason string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	if _, err := s.db.ExecContext(ctx, `UPDATE webhook_deliveries SET next_attempt_at = $1
-		WHERE merchant_id = $2 AND id = $3 AND state = $4 AND attempts = $5`,
-		s.db.NullTime(d.nextAttemptAt), d.merchantID, d.id, string(d.state), d.attempts); err != nil {
-		s.log.Warn("could not release webhook attempt; it waits for its lease", "delivery_id", d.id, "err", err)
+	err := s.db.InTx(ctx, func(tx *sql.Tx) error {
+		if _, err := tx.ExecContext(ctx, `UPDATE webhook_attempts SET stage = $1, error = $2
+			WHERE merchant_id = $3 AND id = $4 AND stage = $5`,
+			stageInterrupted, reason, d.merchantID, c.id, stageSending); err != nil {
+			return err
+		}
+		_, err := tx.ExecContext(ctx, `UPDATE webhook_deliveries SET lease_until = NULL
+			WHERE merchant_id = $1 AND id = $2 AND state = $3 AND attempts = $4`,
+			d.merchantID, d.id, string(d.state), c.number)
+		return err
+	})
+	if err != nil {
+		s.log.Warn("could not record the interrupted webhook attempt; the next run records it after the lease",
+			"delivery_id", d.id, "err", err)
 	}
 }
 
-// finish records attempt a (when there is one) and the delivery's new
-// state in one short transaction.
-func (s *Service) finish(ctx context.Context, d *target, a *DeliveryAttempt, state DeliveryState, next, now time.Time) error {
+// giveUp makes a pending delivery undelivered without sending (its endpoint
+// is disabled or deleted, or its fifth attempt was interrupted), closing an
+// interrupted attempt on the way.
+func (s *Service) giveUp(ctx context.Context, d *target, now time.Time) error {
 	return s.db.InTx(ctx, func(tx *sql.Tx) error {
-		attempts := d.attempts
-		if a != nil {
-			attempts = a.Number
-			var code any
-			if a.StatusCode != 0 {
-				code = a.StatusCode
-			}
-			if _, err := tx.ExecContext(ctx, `INSERT INTO webhook_attempts
-				(id, merchant_id, delivery_id, number, manual, attempted_at, status_code, error, latency_ms, response_excerpt)
-				VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
-				uuid.NewString(), d.merchantID, d.id, a.Number, a.Manual, s.db.Time(a.AttemptedAt), code, a.Error,
-				a.LatencyMS, a.ResponseExcerpt); err != nil {
-				return err
-			}
+		res, err := tx.ExecContext(ctx, `UPDATE webhook_deliveries SET state = $1, next_attempt_at = NULL, lease_until = NULL, updated_at = $2
+			WHERE merchant_id = $3 AND id = $4 AND state = $5 AND attempts = $6 AND (lease_until IS NULL OR lease_until <= $2)`,
+			string(StateUndelivered), s.db.Time(now), d.merchantID, d.id, string(StatePending), d.attempts)
+		if err != nil {
+			return err
 		}
-		// Conditional on what the claim saw, so a writer that somehow
-		// outlived its lease cannot overwrite a newer outcome.
-		_, err := tx.ExecContext(ctx, `UPDATE webhook_deliveries SET state = $1, attempts = $2, next_attempt_at = $3, updated_at = $4
-			WHERE merchant_id = $5 AND id = $6 AND state = $7 AND attempts = $8`,
-			string(state), attempts, s.db.NullTime(next), s.db.Time(now), d.merchantID, d.id, string(d.state), d.attempts)
-		return err
+		if n, err := res.RowsAffected(); err != nil || n != 1 {
+			return err
+		}
+		return closeInterrupted(ctx, tx, d)
 	})
 }
 

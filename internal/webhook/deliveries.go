@@ -28,11 +28,15 @@ const (
 // the exact bytes sent each time: receivers dedupe on the id and verify the
 // signature over those bytes.
 type Delivery struct {
-	ID            string          `json:"id"`
-	EndpointID    string          `json:"endpoint_id"`
-	URL           string          `json:"url"`
-	Event         string          `json:"event"`
-	TransactionID string          `json:"transaction_id"`
+	ID         string `json:"id"`
+	EndpointID string `json:"endpoint_id"`
+	URL        string `json:"url"`
+	Event      string `json:"event"`
+	// TransactionID is empty (and left out of JSON) for a test event.
+	TransactionID string `json:"transaction_id,omitempty"`
+	// Test marks a transaction.test event sent on demand: it has one
+	// attempt, is never retried and cannot be re-sent.
+	Test          bool            `json:"test"`
 	State         DeliveryState   `json:"state"`
 	AttemptCount  int             `json:"attempt_count"`
 	NextAttemptAt *time.Time      `json:"next_attempt_at"`
@@ -41,12 +45,14 @@ type Delivery struct {
 	Payload       json.RawMessage `json:"payload"`
 	// Attempts is the history, oldest first.
 	Attempts []DeliveryAttempt `json:"attempts"`
+
+	leaseUntil time.Time
 }
 
 // DeliveryAttempt is the record of one POST: what a merchant needs to see
 // why their endpoint did not take an event. StatusCode is 0 when no answer
 // came (Error then says why: timeout, DNS, refused connection, forbidden
-// address).
+// address, or an interruption).
 type DeliveryAttempt struct {
 	Number          int       `json:"number"`
 	Manual          bool      `json:"manual"`
@@ -57,20 +63,26 @@ type DeliveryAttempt struct {
 	ResponseExcerpt string    `json:"response_excerpt,omitempty"`
 	// Succeeded reports a 2xx answer, the contract's only success.
 	Succeeded bool `json:"succeeded"`
+	// InProgress: the POST is under way and its outcome not yet known.
+	InProgress bool `json:"in_progress,omitempty"`
+	// Interrupted: the attempt was sent (or about to be) when the process
+	// stopped, so no answer was recorded. It counts as a failed attempt.
+	Interrupted bool `json:"interrupted,omitempty"`
 }
 
 // DefaultDeliveryLimit is how many deliveries a listing returns by default.
 const DefaultDeliveryLimit = 50
 
-const deliveryColumns = `d.id, d.endpoint_id, e.url, d.event, d.transaction_id, d.state, d.attempts,
-	d.next_attempt_at, d.created_at, d.updated_at, d.payload`
+const deliveryColumns = `d.id, d.endpoint_id, e.url, d.event, d.transaction_id, d.test, d.state, d.attempts,
+	d.next_attempt_at, d.lease_until, d.created_at, d.updated_at, d.payload`
 
 func scanDelivery(row interface{ Scan(...any) error }) (*Delivery, error) {
 	var d Delivery
-	var next, created, updated store.Timestamp
+	var next, lease, created, updated store.Timestamp
 	var payload string
-	err := row.Scan(&d.ID, &d.EndpointID, &d.URL, &d.Event, &d.TransactionID, &d.State, &d.AttemptCount,
-		&next, &created, &updated, &payload)
+	var txID sql.NullString
+	err := row.Scan(&d.ID, &d.EndpointID, &d.URL, &d.Event, &txID, &d.Test, &d.State, &d.AttemptCount,
+		&next, &lease, &created, &updated, &payload)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, ErrDeliveryNotFound
 	}
@@ -80,9 +92,28 @@ func scanDelivery(row interface{ Scan(...any) error }) (*Delivery, error) {
 	if !next.IsZero() {
 		d.NextAttemptAt = &next.Time
 	}
+	d.TransactionID, d.leaseUntil = txID.String, lease.Time
 	d.CreatedAt, d.UpdatedAt, d.Payload = created.Time, updated.Time, json.RawMessage(payload)
 	d.Attempts = []DeliveryAttempt{}
 	return &d, nil
+}
+
+// addAttempt appends a to d's history. An attempt still "sending" is in
+// progress while the delivery's lease lasts; after it, the process that
+// made it has stopped, and it reads as interrupted before the next claim
+// records it so.
+func (d *Delivery) addAttempt(a DeliveryAttempt, stage string, now time.Time) {
+	switch stage {
+	case stageSending:
+		if d.leaseUntil.After(now) {
+			a.InProgress = true
+		} else {
+			a.Interrupted, a.Error = true, interruptedByCrash
+		}
+	case stageInterrupted:
+		a.Interrupted = true
+	}
+	d.Attempts = append(d.Attempts, a)
 }
 
 // Deliveries returns the merchant's most recent deliveries, newest first,
@@ -123,9 +154,9 @@ func (s *Service) Deliveries(ctx context.Context, merchantID string, limit int) 
 		for _, d := range out {
 			ids = append(ids, d.ID)
 		}
-		return attempts(ctx, tx, merchantID, ids, func(deliveryID string, a DeliveryAttempt) {
-			d := &out[byID[deliveryID]]
-			d.Attempts = append(d.Attempts, a)
+		now := s.stamp()
+		return attempts(ctx, tx, merchantID, ids, func(deliveryID string, a DeliveryAttempt, stage string) {
+			out[byID[deliveryID]].addAttempt(a, stage, now)
 		})
 	})
 	return out, err
@@ -146,8 +177,9 @@ func (s *Service) Delivery(ctx context.Context, merchantID, deliveryID string) (
 		if err != nil {
 			return err
 		}
-		return attempts(ctx, tx, merchantID, []string{deliveryID}, func(_ string, a DeliveryAttempt) {
-			d.Attempts = append(d.Attempts, a)
+		now := s.stamp()
+		return attempts(ctx, tx, merchantID, []string{deliveryID}, func(_ string, a DeliveryAttempt, stage string) {
+			d.addAttempt(a, stage, now)
 		})
 	})
 	if err != nil {
@@ -156,15 +188,16 @@ func (s *Service) Delivery(ctx context.Context, merchantID, deliveryID string) (
 	return d, nil
 }
 
-// attempts calls add for every attempt of the given deliveries, oldest first.
-func attempts(ctx context.Context, tx *sql.Tx, merchantID string, deliveryIDs []string, add func(string, DeliveryAttempt)) error {
+// attempts calls add for every attempt of the given deliveries, oldest
+// first, with the attempt's stage.
+func attempts(ctx context.Context, tx *sql.Tx, merchantID string, deliveryIDs []string, add func(string, DeliveryAttempt, string)) error {
 	args := []any{merchantID}
 	marks := make([]string, len(deliveryIDs))
 	for i, id := range deliveryIDs {
 		args = append(args, id)
 		marks[i] = fmt.Sprintf("$%d", i+2)
 	}
-	rows, err := tx.QueryContext(ctx, `SELECT delivery_id, number, manual, attempted_at, status_code, error, latency_ms, response_excerpt
+	rows, err := tx.QueryContext(ctx, `SELECT delivery_id, number, manual, attempted_at, status_code, error, latency_ms, response_excerpt, stage
 		FROM webhook_attempts WHERE merchant_id = $1 AND delivery_id IN (`+strings.Join(marks, ", ")+`)
 		ORDER BY attempted_at, number`, args...)
 	if err != nil {
@@ -172,16 +205,16 @@ func attempts(ctx context.Context, tx *sql.Tx, merchantID string, deliveryIDs []
 	}
 	defer rows.Close()
 	for rows.Next() {
-		var deliveryID string
+		var deliveryID, stage string
 		var a DeliveryAttempt
 		var at store.Timestamp
 		var code sql.NullInt64
-		if err := rows.Scan(&deliveryID, &a.Number, &a.Manual, &at, &code, &a.Error, &a.LatencyMS, &a.ResponseExcerpt); err != nil {
+		if err := rows.Scan(&deliveryID, &a.Number, &a.Manual, &at, &code, &a.Error, &a.LatencyMS, &a.ResponseExcerpt, &stage); err != nil {
 			return err
 		}
 		a.AttemptedAt, a.StatusCode = at.Time, int(code.Int64)
 		a.Succeeded = success(a.StatusCode)
-		add(deliveryID, a)
+		add(deliveryID, a, stage)
 	}
 	return rows.Err()
 }

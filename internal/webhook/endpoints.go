@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/google/uuid"
@@ -27,8 +28,11 @@ type Endpoint struct {
 // CreateEndpoint registers url for merchantID with a fresh signing secret,
 // enabled. The URL is checked for the service's mode (ValidateURL); a bad
 // one gives a payment.EINVALID error whose "url" field says why, written for
-// the merchant. The returned Endpoint carries the secret: show it to the
-// merchant, who needs it to verify signatures.
+// the merchant. A URL the merchant already has an endpoint for (enabled or
+// disabled, compared as URLKey does) gives a payment.EUNPROCESSABLE error
+// naming "url": a second endpoint would receive every event twice. The
+// returned Endpoint carries the secret: show it to the merchant, who needs
+// it to verify signatures.
 func (s *Service) CreateEndpoint(ctx context.Context, merchantID, url string) (*Endpoint, error) {
 	if err := ValidateURL(url, s.live); err != nil {
 		return nil, &payment.Error{Code: payment.EINVALID, Message: err.Error(), Fields: map[string]string{"url": err.Error()}}
@@ -36,17 +40,62 @@ func (s *Service) CreateEndpoint(ctx context.Context, merchantID, url string) (*
 	if !isUUID(merchantID) {
 		return nil, payment.Errorf(payment.ENOTFOUND, "merchant not found")
 	}
+	key := URLKey(url)
+	if id, err := s.endpointWithKey(ctx, merchantID, key); err != nil {
+		return nil, err
+	} else if id != "" {
+		return nil, duplicateURL(id)
+	}
 	secret, err := NewSecret()
 	if err != nil {
 		return nil, err
 	}
 	e := &Endpoint{ID: uuid.NewString(), MerchantID: merchantID, URL: url, Secret: secret, Enabled: true, CreatedAt: s.stamp()}
-	_, err = s.db.ExecContext(ctx, `INSERT INTO webhook_endpoints (id, merchant_id, url, secret, enabled, created_at)
-		VALUES ($1, $2, $3, $4, $5, $6)`, e.ID, e.MerchantID, e.URL, e.Secret, e.Enabled, s.db.Time(e.CreatedAt))
+	_, err = s.db.ExecContext(ctx, `INSERT INTO webhook_endpoints (id, merchant_id, url, url_key, secret, enabled, created_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7)`, e.ID, e.MerchantID, e.URL, key, e.Secret, e.Enabled, s.db.Time(e.CreatedAt))
+	if store.IsUniqueViolation(err, "url_key") {
+		// A concurrent registration of the same URL won the race; the
+		// unique index let only one of them in.
+		id, _ := s.endpointWithKey(ctx, merchantID, key)
+		return nil, duplicateURL(id)
+	}
 	if err != nil {
 		return nil, err
 	}
 	return e, nil
+}
+
+// duplicateURL is the error for a URL the merchant registered already, as
+// endpoint id.
+func duplicateURL(id string) error {
+	msg := "this URL is registered already"
+	if id != "" {
+		msg = fmt.Sprintf("this URL is registered already, as endpoint %s: enable that one instead of adding a second", id)
+	}
+	return &payment.Error{Code: payment.EUNPROCESSABLE, Message: "webhook URL " + msg, Fields: map[string]string{"url": msg}}
+}
+
+// endpointWithKey returns the id of the merchant's endpoint (not deleted)
+// whose URL has key, or "". Endpoints registered before URL keys were stored
+// have none; their URL is keyed here.
+func (s *Service) endpointWithKey(ctx context.Context, merchantID, key string) (string, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT id, url, url_key FROM webhook_endpoints
+		WHERE merchant_id = $1 AND deleted_at IS NULL ORDER BY created_at, id`, merchantID)
+	if err != nil {
+		return "", err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id, url string
+		var stored sql.NullString
+		if err := rows.Scan(&id, &url, &stored); err != nil {
+			return "", err
+		}
+		if stored.String == key || (!stored.Valid && URLKey(url) == key) {
+			return id, nil
+		}
+	}
+	return "", rows.Err()
 }
 
 // Endpoints lists the merchant's endpoints that are not deleted, oldest
@@ -82,9 +131,17 @@ func (s *Service) DisableEndpoint(ctx context.Context, merchantID, endpointID st
 		WHERE merchant_id = $1 AND id = $2 AND deleted_at IS NULL`, merchantID, endpointID)
 }
 
+// EnableEndpoint makes a disabled endpoint receive new events again. It is
+// idempotent. Deliveries that turned undelivered while it was disabled stay
+// so; the merchant re-sends the ones still wanted (Resend).
+func (s *Service) EnableEndpoint(ctx context.Context, merchantID, endpointID string) error {
+	return s.updateEndpoint(ctx, `UPDATE webhook_endpoints SET enabled = TRUE
+		WHERE merchant_id = $1 AND id = $2 AND deleted_at IS NULL`, merchantID, endpointID)
+}
+
 // DeleteEndpoint removes an endpoint from the merchant's view. The row stays
 // (deleted_at is set) because past deliveries and their attempt history
-// refer to it and remain readable.
+// refer to it and remain readable; its URL may be registered again.
 func (s *Service) DeleteEndpoint(ctx context.Context, merchantID, endpointID string) error {
 	return s.updateEndpoint(ctx, `UPDATE webhook_endpoints SET enabled = FALSE, deleted_at = $3
 		WHERE merchant_id = $1 AND id = $2 AND deleted_at IS NULL`, merchantID, endpointID, s.db.Time(s.stamp()))

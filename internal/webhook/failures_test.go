@@ -262,10 +262,11 @@ func TestNoConnectionHeldDuringSend(t *testing.T) {
 	})
 }
 
-// TestShutdownDoesNotSpendAnAttempt: when the worker's context ends during
-// a send (the process is stopping), nothing is recorded, the claim is given
-// back, and the next run sends at once.
-func TestShutdownDoesNotSpendAnAttempt(t *testing.T) {
+// TestShutdownRecordsTheAttempt: when the worker's context ends during a
+// send (the process is stopping), the attempt, which may have reached the
+// receiver, stays in the history as interrupted and counts; the lease is
+// given back, so the next run sends at once instead of waiting for it.
+func TestShutdownRecordsTheAttempt(t *testing.T) {
 	eachEngine(t, func(t *testing.T, f *fixture) {
 		arrived := make(chan struct{}, 1)
 		rc := newReceiver(t, func(n int, w http.ResponseWriter, r *http.Request) {
@@ -277,6 +278,7 @@ func TestShutdownDoesNotSpendAnAttempt(t *testing.T) {
 		f.endpoint(t, f.merchant, rc)
 		f.settle(t, f.merchant, payment.StatusTimeout)
 		d := f.onlyDelivery(t, f.merchant)
+		sentAt := f.clock.Now()
 
 		ctx, cancel := context.WithCancel(context.Background())
 		go func() { <-arrived; cancel() }()
@@ -284,15 +286,20 @@ func TestShutdownDoesNotSpendAnAttempt(t *testing.T) {
 			t.Fatalf("interrupted attempt: %v, %v; want the context's error", wait, err)
 		}
 		got, _ := f.app.Webhooks.Delivery(context.Background(), f.merchant, d.ID)
-		if got.State != webhook.StatePending || got.AttemptCount != 0 || len(got.Attempts) != 0 || !got.NextAttemptAt.Equal(*d.NextAttemptAt) {
-			t.Fatalf("after shutdown: %s, %d attempts, next %v; want untouched", got.State, got.AttemptCount, got.NextAttemptAt)
+		if got.State != webhook.StatePending || got.AttemptCount != 1 || len(got.Attempts) != 1 || !got.NextAttemptAt.Equal(*d.NextAttemptAt) {
+			t.Fatalf("after shutdown: %s, %d attempts, next %v; want pending, 1, unchanged", got.State, got.AttemptCount, got.NextAttemptAt)
+		}
+		if a := got.Attempts[0]; !a.Interrupted || a.InProgress || a.Number != 1 || !a.AttemptedAt.Equal(sentAt) ||
+			a.Error != "no answer recorded: the service shut down during the attempt" {
+			t.Fatalf("interrupted attempt recorded as %+v", a)
 		}
 		if wait, err := f.app.Webhooks.Attempt(context.Background(), f.merchant, d.ID); wait != 0 || err != nil {
 			t.Fatalf("next run: %v, %v", wait, err)
 		}
 		got, _ = f.app.Webhooks.Delivery(context.Background(), f.merchant, d.ID)
-		if got.State != webhook.StateDelivered || len(got.Attempts) != 1 || got.Attempts[0].Number != 1 || len(rc.requests()) != 2 {
-			t.Fatalf("after the next run: %s, %d attempts, %d requests", got.State, len(got.Attempts), len(rc.requests()))
+		if got.State != webhook.StateDelivered || len(got.Attempts) != 2 || !got.Attempts[0].Interrupted || got.Attempts[1].Number != 2 ||
+			!got.Attempts[1].Succeeded || len(rc.requests()) != 2 {
+			t.Fatalf("after the next run: %s, attempts %+v, %d requests", got.State, got.Attempts, len(rc.requests()))
 		}
 		checkEventBody(t, got.Payload, "transaction.timeout", wantData(must(f.app.Payments.Get(context.Background(), f.merchant, got.TransactionID))))
 	})

@@ -36,6 +36,7 @@ type fixture struct {
 	app      *app.App
 	clock    *testserver.Clock
 	merchant string
+	dbURL    string
 }
 
 var quietLog = slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -54,12 +55,13 @@ func eachEngine(t *testing.T, fn func(t *testing.T, f *fixture)) {
 func setup(t testing.TB, engine string) *fixture {
 	t.Helper()
 	c := testserver.NewClock(time.Date(2026, 3, 2, 9, 30, 0, 0, time.UTC))
-	a, err := app.Open(context.Background(), app.Config{DatabaseURL: testdb.URL(t, engine), Now: c.Now, Logger: quietLog})
+	dbURL := testdb.URL(t, engine)
+	a, err := app.Open(context.Background(), app.Config{DatabaseURL: dbURL, Now: c.Now, Logger: quietLog})
 	if err != nil {
 		t.Fatalf("open app: %v", err)
 	}
 	t.Cleanup(func() { a.Close() })
-	f := &fixture{app: a, clock: c}
+	f := &fixture{app: a, clock: c, dbURL: dbURL}
 	f.merchant = f.newMerchant(t)
 	return f
 }
@@ -85,7 +87,15 @@ func (f *fixture) service(live bool, timeout time.Duration) *webhook.Service {
 
 func (f *fixture) endpoint(t testing.TB, merchant string, r *receiver) *webhook.Endpoint {
 	t.Helper()
-	e, err := f.app.Webhooks.CreateEndpoint(context.Background(), merchant, r.URL)
+	return f.endpointAt(t, merchant, r, "")
+}
+
+// endpointAt registers r's URL with path appended: one receiver serves
+// several endpoints of one merchant under distinct URLs (one URL cannot be
+// registered twice).
+func (f *fixture) endpointAt(t testing.TB, merchant string, r *receiver, path string) *webhook.Endpoint {
+	t.Helper()
+	e, err := f.app.Webhooks.CreateEndpoint(context.Background(), merchant, r.URL+path)
 	if err != nil {
 		t.Fatalf("create endpoint: %v", err)
 	}
@@ -107,6 +117,9 @@ func (f *fixture) settle(t testing.TB, merchant string, to payment.Status) *paym
 		t.Fatalf("initiate: %v", err)
 	}
 	f.clock.Advance(20 * time.Second)
+	if to == payment.StatusExpired { // never before expires_at
+		f.clock.Advance(tx.ExpiresAt.Sub(f.clock.Now()))
+	}
 	got, changed, err := f.app.Payments.Settle(ctx, merchant, tx.ID, to, payment.SourceSandbox, "test")
 	if err != nil || !changed {
 		t.Fatalf("settle into %s: changed=%v err=%v", to, changed, err)
@@ -332,6 +345,11 @@ func stringOf(v any) string {
 	return strings.Trim(string(b), `"`)
 }
 
+// wireTime is the one wire format of timestamps: RFC 3339 UTC with exactly
+// six fractional digits, written out here rather than taken from the
+// package under test.
+const wireTime = "2006-01-02T15:04:05.000000Z"
+
 // wantData is the expected data of t's event, formatted as the contract's
 // wire format independently of the package.
 func wantData(t *payment.Transaction) map[string]any {
@@ -342,8 +360,8 @@ func wantData(t *payment.Transaction) map[string]any {
 	return map[string]any{
 		"id": t.ID, "reference": t.Reference, "internal_ref": t.InternalRef, "amount": t.Amount,
 		"currency": "XAF", "operator": string(t.Operator), "phone_number": t.PhoneNumber, "description": desc,
-		"status": string(t.Status), "created_at": t.CreatedAt.UTC().Format(time.RFC3339Nano),
-		"updated_at": t.UpdatedAt.UTC().Format(time.RFC3339Nano),
+		"status": string(t.Status), "created_at": t.CreatedAt.UTC().Format(wireTime),
+		"updated_at": t.UpdatedAt.UTC().Format(wireTime),
 	}
 }
 

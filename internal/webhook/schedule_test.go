@@ -199,17 +199,36 @@ func TestTestEvent(t *testing.T) {
 				}
 				checkHeaders(t, reqs[0], res.DeliveryID, "", now)
 				event, data, ts := decodeEvent(t, reqs[0].body, "id", "reference", "amount", "currency", "operator", "phone_number", "status", "confirmed_at")
-				if event != "transaction.test" || ts != now.Format(time.RFC3339Nano) {
+				if event != "transaction.test" || ts != now.Format(wireTime) {
 					t.Errorf("event %q at %q", event, ts)
 				}
 				if data["status"] != "SUCCESS" || data["confirmed_at"] != nil || data["currency"] != "XAF" || stringOf(data["amount"]) != "1000" ||
 					data["operator"] != "AIRTEL" || data["phone_number"] != "+23500000000" || !strings.HasPrefix(data["reference"].(string), "test_") {
 					t.Errorf("test data %v", data)
 				}
-				// Never retried, never stored, nothing queued.
+				// In the history as a test delivery with its one attempt;
+				// never retried, nothing queued, not re-sendable.
 				f.clock.Advance(3 * time.Hour)
-				if ds, _ := f.app.Webhooks.Deliveries(ctx, f.merchant, 0); len(ds) != 0 {
-					t.Errorf("test event left %d deliveries", len(ds))
+				ds, err := f.app.Webhooks.Deliveries(ctx, f.merchant, 0)
+				if err != nil || len(ds) != 1 {
+					t.Fatalf("history after a test: %d deliveries, %v; want 1", len(ds), err)
+				}
+				d, wantState := ds[0], webhook.StateUndelivered
+				if tt.status == 200 {
+					wantState = webhook.StateDelivered
+				}
+				if d.ID != res.DeliveryID || !d.Test || d.Event != "transaction.test" || d.TransactionID != "" || d.EndpointID != e.ID ||
+					d.State != wantState || d.AttemptCount != 1 || d.NextAttemptAt != nil || !bytes.Equal(d.Payload, reqs[0].body) {
+					t.Errorf("test delivery %+v; want %s, test, no transaction, the bytes sent", d, wantState)
+				}
+				if len(d.Attempts) != 1 || d.Attempts[0] != res.DeliveryAttempt || !d.Attempts[0].Manual {
+					t.Errorf("test delivery's attempts %+v; want exactly the result %+v", d.Attempts, res.DeliveryAttempt)
+				}
+				if wait, err := f.app.Webhooks.Attempt(ctx, f.merchant, d.ID); wait != 0 || err != nil {
+					t.Errorf("a scheduled run on a test delivery: %v, %v", wait, err)
+				}
+				if _, err := f.app.Webhooks.Resend(ctx, f.merchant, d.ID); code(err) != payment.EUNPROCESSABLE || !strings.Contains(err.Error(), "test event") {
+					t.Errorf("re-send of a test event: %v; want refused", err)
 				}
 				if res, _ := f.app.Jobs.JobList(ctx, river.NewJobListParams().Kinds(jobs.DeliverWebhook{}.Kind())); len(res.Jobs) != 0 {
 					t.Errorf("test event queued %d jobs", len(res.Jobs))

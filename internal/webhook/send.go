@@ -3,6 +3,7 @@ package webhook
 import (
 	"bytes"
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"io"
@@ -28,6 +29,9 @@ type message struct {
 	url, secret, deliveryID, event string
 	body                           []byte
 	test                           bool
+	// at is when the attempt was claimed and recorded: it is also sent as
+	// webhook-timestamp, so the history and the receiver agree.
+	at time.Time
 }
 
 // send makes one attempt and describes its outcome; it never returns an
@@ -36,7 +40,10 @@ type message struct {
 // cancellation (shutdown) ends the attempt early; callers tell that apart
 // with ctx.Err().
 func (s *Service) send(ctx context.Context, m message) DeliveryAttempt {
-	at := s.stamp()
+	at := m.at
+	if at.IsZero() {
+		at = s.stamp()
+	}
 	out := DeliveryAttempt{AttemptedAt: at}
 	// The URL was checked at registration; checking again here keeps an
 	// endpoint registered under sandbox rules from being used in live mode.
@@ -127,15 +134,19 @@ func clean(s string) string {
 // TestResult is the answer to a test event, shown to the merchant at once.
 type TestResult struct {
 	// DeliveryID is the X-Service-Delivery-Id and webhook-id sent, so the
-	// merchant can find the request in their receiver's log.
+	// merchant can find the request in their receiver's log; it is also the
+	// id of the test's delivery in the history.
 	DeliveryID string `json:"delivery_id"`
 	DeliveryAttempt
 }
 
 // Test sends the transaction.test event to one of the merchant's endpoints,
 // once and synchronously, signed with the endpoint's real secret and marked
-// X-Service-Test: true. It is never retried nor stored: the caller shows the
-// result. A disabled endpoint can be tested (checking it before enabling is
+// X-Service-Test: true. It is never retried. It is recorded in the history
+// as a test delivery (no transaction) with its one attempt, written before
+// the POST leaves like every attempt: delivered on a 2xx, otherwise
+// undelivered, and it cannot be re-sent (a new test is the way to try
+// again). A disabled endpoint can be tested (checking it before enabling is
 // the point); a deleted one cannot. An error means the test could not be
 // made; a receiver's refusal is a result with Succeeded false.
 func (s *Service) Test(ctx context.Context, merchantID, endpointID string) (*TestResult, error) {
@@ -143,20 +154,58 @@ func (s *Service) Test(ctx context.Context, merchantID, endpointID string) (*Tes
 	if err != nil {
 		return nil, err
 	}
-	body, err := testPayload(s.now())
+	now := s.stamp()
+	body, err := testPayload(now)
+	if err != nil {
+		return nil, err
+	}
+	d := &target{merchantID: merchantID, id: uuid.NewString(), event: EventTest, payload: string(body),
+		state: StateUndelivered, test: true, url: url, secret: secret}
+	c, err := s.recordTest(ctx, d, endpointID, now)
 	if err != nil {
 		return nil, err
 	}
 	// The contract does not show X-Service-Event on the test event, so it
 	// is left out (SignedHeaders omits it for an empty event); the body
 	// names the event.
-	id := uuid.NewString()
-	res := s.send(ctx, message{url: url, secret: secret, deliveryID: id, body: body, test: true})
-	res.Number, res.Manual = 1, true
+	m := d.message(c.at)
+	m.event, m.test = "", true
+	res := s.send(ctx, m)
 	if err := ctx.Err(); err != nil && !res.Succeeded {
+		s.interrupt(d, c, interruptedByShutdown)
+		return nil, err
+	}
+	state := StateUndelivered
+	if res.Succeeded {
+		state = StateDelivered
+	}
+	if err := s.finish(context.WithoutCancel(ctx), d, c, &res, state, time.Time{}, s.stamp()); err != nil {
 		return nil, err
 	}
 	s.log.Info("webhook test event sent", "merchant_id", merchantID, "endpoint_id", endpointID,
-		"delivery_id", id, "status_code", res.StatusCode, "error", res.Error)
-	return &TestResult{DeliveryID: id, DeliveryAttempt: res}, nil
+		"delivery_id", d.id, "status_code", res.StatusCode, "error", res.Error)
+	return &TestResult{DeliveryID: d.id, DeliveryAttempt: res}, nil
+}
+
+// recordTest writes the test delivery d, undelivered, with its one manual
+// attempt "sending" and the lease that attempt holds, in one transaction.
+func (s *Service) recordTest(ctx context.Context, d *target, endpointID string, now time.Time) (*claimed, error) {
+	c := &claimed{id: uuid.NewString(), number: 1, manual: true, at: now}
+	err := s.db.InTx(ctx, func(tx *sql.Tx) error {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO webhook_deliveries
+			(id, merchant_id, endpoint_id, event, transaction_id, test, payload, state, attempts, lease_until, created_at, updated_at)
+			VALUES ($1, $2, $3, $4, NULL, TRUE, $5, $6, 1, $7, $8, $8)`,
+			d.id, d.merchantID, endpointID, d.event, d.payload, string(d.state), s.db.Time(now.Add(s.lease())), s.db.Time(now)); err != nil {
+			return err
+		}
+		_, err := tx.ExecContext(ctx, `INSERT INTO webhook_attempts
+			(id, merchant_id, delivery_id, number, manual, attempted_at, status_code, error, latency_ms, response_excerpt, stage)
+			VALUES ($1, $2, $3, 1, TRUE, $4, NULL, '', 0, '', $5)`,
+			c.id, d.merchantID, d.id, s.db.Time(now), stageSending)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return c, nil
 }

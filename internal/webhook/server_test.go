@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strconv"
 	"testing"
@@ -179,8 +180,8 @@ func TestSlowReceiverDoesNotBlockOthers(t *testing.T) {
 			fast := newReceiver(t, nil)
 
 			slowMerchant, slowKey := s.MerchantID, s.APIKey
-			for range 3 { // three endpoints, each hanging
-				e, err := s.App.Webhooks.CreateEndpoint(ctx, slowMerchant, slow.URL)
+			for i := range 3 { // three endpoints, each hanging
+				e, err := s.App.Webhooks.CreateEndpoint(ctx, slowMerchant, fmt.Sprintf("%s/%d", slow.URL, i))
 				if err != nil {
 					t.Fatal(err)
 				}
