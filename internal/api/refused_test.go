@@ -8,6 +8,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
+
+	"github.com/momopay/momopay/internal/payment"
 	"github.com/momopay/momopay/internal/testserver"
 )
 
@@ -116,6 +119,64 @@ func TestSandboxBreakerIsPerMerchant(t *testing.T) {
 		want := "AIRTEL is temporarily unavailable: after repeated failures we stopped sending to it for 30 s; retry after 30 seconds"
 		if msg, _ := r.errorField("message").(string); !strings.HasPrefix(msg, want) {
 			t.Errorf("message %q, want it to start with %q", msg, want)
+		}
+	})
+}
+
+// TestPushLeftInFlightIsKept plays a process that died after inserting a
+// transaction and before recording its push: the row stays marked in
+// flight. It is not listed meanwhile; a duplicate create waits for it and,
+// once the push has been in flight longer than any push can last, answers
+// 409 naming it; from then on it is listed like any other, because the
+// push may have reached the payer. The poller does the same for a row no
+// duplicate ever meets.
+func TestPushLeftInFlightIsKept(t *testing.T) {
+	eachEngine(t, func(t *testing.T, engine string) {
+		ctx := t.Context()
+		clock := testserver.NewClock(time.Now())
+		s := testserver.Start(t, testserver.Options{DB: engine, Now: clock.Now})
+		orphan := func(ref string) *payment.Transaction {
+			now := clock.Now().UTC().Truncate(time.Microsecond)
+			tr := &payment.Transaction{
+				ID: uuid.Must(uuid.NewV7()).String(), MerchantID: s.MerchantID, Reference: ref,
+				InternalRef: "SERVICE-" + strings.ToUpper(uuid.NewString()[:8]), Amount: 1500, Currency: "XAF",
+				Operator: payment.OperatorAirtel, PhoneNumber: "+23566000000", Status: payment.StatusPending,
+				CreatedAt: now, UpdatedAt: now, ExpiresAt: now.Add(payment.DefaultPendingTTL), PushInFlight: true,
+			}
+			if err := s.App.Transactions.CreateTransaction(ctx, tr); err != nil {
+				t.Fatal(err)
+			}
+			return tr
+		}
+		listed := func() float64 {
+			r := do(t, s, "GET", "/v1/transactions", s.APIKey, nil)
+			return r.body["pagination"].(map[string]any)["total"].(float64)
+		}
+
+		met, unmet := orphan(newRef()), orphan(newRef())
+		if n := listed(); n != 0 {
+			t.Fatalf("%v transactions listed while their pushes are in flight", n)
+		}
+		go func() {
+			time.Sleep(300 * time.Millisecond)
+			clock.Advance(21 * time.Second) // past the push timeout and its margin
+		}()
+		start := time.Now()
+		r := do(t, s, "POST", "/v1/transactions", s.APIKey, newPayment(map[string]any{"reference": met.Reference}))
+		if r.status != http.StatusConflict || r.errorField("existing_transaction_id") != met.ID {
+			t.Fatalf("duplicate of a push left in flight: %d %s", r.status, r.raw)
+		}
+		if waited := time.Since(start); waited < 250*time.Millisecond || waited > 5*time.Second {
+			t.Errorf("the duplicate answered after %s; it should wait for the push to be judged taken", waited)
+		}
+		if got := do(t, s, "GET", "/v1/transactions/"+met.ID, s.APIKey, nil); got.status != http.StatusOK || got.body["status"] != "PENDING" {
+			t.Errorf("GET of the kept transaction: %d %s", got.status, got.raw)
+		}
+		if _, err := s.App.Payments.Poll(ctx, s.MerchantID, unmet.ID); err != nil {
+			t.Fatal(err)
+		}
+		if n := listed(); n != 2 {
+			t.Errorf("%v transactions listed after their pushes were judged taken, want 2", n)
 		}
 	})
 }

@@ -1,0 +1,100 @@
+package operator_test
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/momopay/momopay/internal/operator"
+)
+
+// refusing is a fake operator that refuses the pushes of the merchants in
+// down and counts the pushes that reach it.
+type refusing struct {
+	mu      sync.Mutex
+	down    map[string]bool
+	reached int
+}
+
+func (o *refusing) RequestPayment(_ context.Context, p operator.Payment) error {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.reached++
+	if o.down[p.MerchantID] {
+		return &operator.UnavailableError{RetryAfter: 2 * time.Second}
+	}
+	return nil
+}
+
+func (o *refusing) PaymentStatus(context.Context, operator.Payment) (operator.Outcome, error) {
+	return operator.Outcome{State: operator.Pending}, nil
+}
+
+func TestBreaker(t *testing.T) {
+	now := time.Date(2026, 11, 22, 8, 0, 0, 0, time.UTC)
+	clock := func() time.Time { return now }
+	push := func(op operator.Operator, merchant string) error {
+		return op.RequestPayment(t.Context(), operator.Payment{Ref: "SERVICE-TEST0001", MerchantID: merchant})
+	}
+	circuitOpen := func(err error) *operator.CircuitOpenError {
+		co, _ := errors.AsType[*operator.CircuitOpenError](err)
+		return co
+	}
+
+	t.Run("per merchant", func(t *testing.T) {
+		fake := &refusing{down: map[string]bool{"x": true}}
+		op := operator.WithBreaker("AIRTEL", fake, operator.BreakerSettings{Failures: 5, OpenFor: 30 * time.Second, PerMerchant: true, Now: clock})
+		for i := range 5 {
+			if err := push(op, "x"); circuitOpen(err) != nil || !errors.Is(err, operator.ErrUnavailable) {
+				t.Fatalf("push %d: %v, want the operator's own refusal", i, err)
+			}
+		}
+		err := push(op, "x")
+		ue, _ := errors.AsType[*operator.UnavailableError](err)
+		if co := circuitOpen(err); co == nil || co.Operator != "AIRTEL" || co.OpenFor != 30*time.Second || ue.RetryAfter != 30*time.Second {
+			t.Fatalf("6th push: %v", err)
+		}
+		if fake.reached != 5 {
+			t.Errorf("%d pushes reached the operator, want 5", fake.reached)
+		}
+		if err := push(op, "y"); err != nil {
+			t.Errorf("another merchant while x's circuit is open: %v", err)
+		}
+
+		// retry_after is the time left, in whole seconds rounded up.
+		now = now.Add(10*time.Second + time.Millisecond)
+		if ue, _ := errors.AsType[*operator.UnavailableError](push(op, "x")); ue == nil || ue.RetryAfter != 20*time.Second {
+			t.Errorf("10 s later: %v", ue)
+		}
+
+		// Once open long enough, one trial: it fails, the circuit opens again.
+		now = now.Add(20 * time.Second)
+		if err := push(op, "x"); circuitOpen(err) != nil {
+			t.Fatalf("trial push refused by the breaker: %v", err)
+		}
+		if err := push(op, "x"); circuitOpen(err) == nil {
+			t.Fatalf("after a failed trial: %v", err)
+		}
+		// The next trial succeeds and closes it.
+		now = now.Add(31 * time.Second)
+		fake.down["x"] = false
+		for i := range 3 {
+			if err := push(op, "x"); err != nil {
+				t.Fatalf("push %d after the circuit closed: %v", i, err)
+			}
+		}
+	})
+
+	t.Run("one circuit for everyone in live mode", func(t *testing.T) {
+		fake := &refusing{down: map[string]bool{"x": true}}
+		op := operator.WithBreaker("MOOV", fake, operator.BreakerSettings{Failures: 5, OpenFor: 30 * time.Second, Now: clock})
+		for range 5 {
+			push(op, "x")
+		}
+		if err := push(op, "y"); circuitOpen(err) == nil {
+			t.Errorf("another merchant while the operator's circuit is open: %v", err)
+		}
+	})
+}
