@@ -8,6 +8,8 @@ import (
 	"log/slog"
 	"math"
 	"net"
+	"os"
+	"path/filepath"
 	"strconv"
 	"time"
 
@@ -60,6 +62,9 @@ func (c *cli) serve(ctx context.Context, args []string) error {
 		return err
 	}
 	defer a.Close()
+	if warning := looseFileMode(*db); warning != "" {
+		logger.Warn(warning)
+	}
 	url, everywhere := browsableURL(ln.Addr())
 	if err := c.seedDemo(ctx, a, url); err != nil {
 		ln.Close()
@@ -124,4 +129,18 @@ Try it:
 
 `, m.ID, m.Email, password, key, baseURL, key)
 	return nil
+}
+
+// looseFileMode warns about a SQLite file that others may read: one made
+// before momopay created its files 0600 still holds webhook secrets.
+func looseFileMode(dbURL string) string {
+	path, missing := describeDatabase(dbURL)
+	if missing || !filepath.IsAbs(path) {
+		return "" // not a SQLite file
+	}
+	st, err := os.Stat(path)
+	if err != nil || st.Mode().Perm()&0o077 == 0 {
+		return ""
+	}
+	return fmt.Sprintf("the database file %s has mode %v: others on this machine can read its webhook secrets; run: chmod 600 %s*", path, st.Mode().Perm(), shellQuote(path))
 }

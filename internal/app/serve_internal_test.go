@@ -5,6 +5,8 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -63,5 +65,27 @@ func TestBrowsableURL(t *testing.T) {
 		if got, everywhere := browsableURL(tcp); got != c.want || everywhere != c.everywhere {
 			t.Errorf("%s: %s %t, want %s %t", c.addr, got, everywhere, c.want, c.everywhere)
 		}
+	}
+}
+
+// TestLooseFileModeWarning: serve warns about a database file from before
+// files were created 0600, and is quiet about one that is owner-only.
+func TestLooseFileModeWarning(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "old.db")
+	if err := os.WriteFile(path, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if w := looseFileMode("sqlite:" + path); w != "" {
+		t.Errorf("0600 file: %q", w)
+	}
+	if err := os.Chmod(path, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if w := looseFileMode(path); !strings.Contains(w, "chmod 600 "+path) {
+		t.Errorf("0644 file: %q", w)
+	}
+	if w := looseFileMode("postgres://u@h/db"); w != "" {
+		t.Errorf("PostgreSQL: %q", w)
 	}
 }
