@@ -64,6 +64,10 @@ func (c *cli) webhookList(ctx context.Context, args []string) error {
 	return nil
 }
 
+func (c *cli) webhookEnable(ctx context.Context, args []string) error {
+	return c.webhookEndpointChange(ctx, "webhook enable", args, (*webhook.Service).EnableEndpoint, "enabled")
+}
+
 func (c *cli) webhookDisable(ctx context.Context, args []string) error {
 	return c.webhookEndpointChange(ctx, "webhook disable", args, (*webhook.Service).DisableEndpoint, "disabled")
 }
@@ -115,13 +119,20 @@ func (c *cli) webhookDeliveries(ctx context.Context, args []string) error {
 	// One block per delivery with its attempts below it: the history is
 	// what an operator reads this for.
 	for _, d := range ds {
-		fmt.Fprintf(c.stdout, "%s  %s  transaction %s  %s  %d attempt(s)  %s\n", d.ID, d.Event, d.TransactionID, d.State, d.AttemptCount, d.URL)
+		what := "transaction " + d.TransactionID
+		if d.Test {
+			what = "test event"
+		}
+		fmt.Fprintf(c.stdout, "%s  %s  %s  %s  %d attempt(s)  %s\n", d.ID, d.Event, what, d.State, d.AttemptCount, d.URL)
 		for _, at := range d.Attempts {
-			manual := ""
-			if at.Manual {
-				manual = "  (manual re-send)"
+			kind := ""
+			switch {
+			case d.Test:
+				kind = "  (test)"
+			case at.Manual:
+				kind = "  (manual)"
 			}
-			fmt.Fprintf(c.stdout, "  #%d  %s  %s  %d ms%s\n", at.Number, at.AttemptedAt.Format(time.RFC3339), attemptResult(&at), at.LatencyMS, manual)
+			fmt.Fprintf(c.stdout, "  #%d  %s  %s  %d ms%s\n", at.Number, at.AttemptedAt.Format(time.RFC3339), attemptResult(&at), at.LatencyMS, kind)
 		}
 		if d.State == webhook.StatePending && d.NextAttemptAt != nil {
 			fmt.Fprintf(c.stdout, "  next attempt at %s\n", d.NextAttemptAt.Format(time.RFC3339))
@@ -133,6 +144,9 @@ func (c *cli) webhookDeliveries(ctx context.Context, args []string) error {
 
 // attemptResult is an attempt's outcome in a few words.
 func attemptResult(a *webhook.DeliveryAttempt) string {
+	if a.InProgress {
+		return "in progress"
+	}
 	var parts []string
 	if a.StatusCode != 0 {
 		parts = append(parts, fmt.Sprintf("HTTP %d", a.StatusCode))
@@ -157,7 +171,21 @@ func (c *cli) webhookResend(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	return c.reportSend("delivery "+id, at, asJSON, map[string]any{"delivery_id": id, "attempt": at})
+	// Say where the delivery stands now: a failed manual attempt of a
+	// pending delivery leaves its automatic schedule running.
+	d, err := a.Webhooks.Delivery(ctx, merchant, id)
+	if err != nil {
+		return err
+	}
+	what := "delivery " + id
+	if !at.Succeeded {
+		what += " (still " + string(d.State)
+		if d.State == webhook.StatePending && d.NextAttemptAt != nil {
+			what += ", next automatic attempt at " + d.NextAttemptAt.Format(time.RFC3339)
+		}
+		what += ")"
+	}
+	return c.reportSend(what, at, asJSON, map[string]any{"delivery_id": id, "state": d.State, "next_attempt_at": d.NextAttemptAt, "attempt": at})
 }
 
 func (c *cli) webhookTest(ctx context.Context, args []string) error {

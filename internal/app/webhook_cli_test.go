@@ -20,6 +20,7 @@ import (
 	"github.com/momopay/momopay/internal/app"
 	"github.com/momopay/momopay/internal/operator/sandbox"
 	"github.com/momopay/momopay/internal/payment"
+	"github.com/momopay/momopay/internal/testdb"
 	"github.com/momopay/momopay/internal/testserver"
 )
 
@@ -204,7 +205,7 @@ func TestWebhookCLIDeliveriesAndResend(t *testing.T) {
 	env := map[string]string{"MOMOPAY_DATABASE_URL": dbPath}
 	merchant := newMerchantCLI(t, env)
 	rc := newHookReceiver(t, func(n int) int {
-		if n <= 5 {
+		if n <= 6 {
 			return http.StatusBadGateway
 		}
 		return http.StatusAccepted
@@ -227,7 +228,10 @@ func TestWebhookCLIDeliveriesAndResend(t *testing.T) {
 	}
 	ds, _ := a.Webhooks.Deliveries(ctx, merchant, 0)
 	deliveryID := ds[0].ID
-	if _, err := run(t, env, "", "webhook", "resend", "--merchant", merchant, deliveryID); err == nil || !strings.Contains(err.Error(), "only an undelivered") {
+	// A manual attempt of the pending delivery fails: it stays pending and
+	// its five automatic attempts still come.
+	if _, err := run(t, env, "", "webhook", "resend", "--merchant", merchant, deliveryID); err == nil ||
+		!strings.Contains(err.Error(), "HTTP 502") || !strings.Contains(err.Error(), "still pending, next automatic attempt at 2026-05-01T08:00:00Z") {
 		t.Fatalf("re-send of a pending delivery: %v", err)
 	}
 	for {
@@ -246,12 +250,15 @@ func TestWebhookCLIDeliveriesAndResend(t *testing.T) {
 	d := got[0].(map[string]any)
 	attempts := d["attempts"].([]any)
 	if len(got) != 1 || d["id"] != deliveryID || d["state"] != "undelivered" || d["event"] != "transaction.failed" ||
-		d["endpoint_id"] != endpoint["id"] || d["transaction_id"] != tx.ID || len(attempts) != 5 {
+		d["endpoint_id"] != endpoint["id"] || d["transaction_id"] != tx.ID || len(attempts) != 6 || d["test"] != false {
 		t.Fatalf("deliveries printed %v", got)
 	}
-	if a5 := attempts[4].(map[string]any); a5["number"] != float64(5) || a5["status_code"] != float64(502) || a5["manual"] != false ||
-		a5["attempted_at"] != "2026-05-01T10:36:00Z" {
-		t.Fatalf("fifth attempt %v, want 502 at 2 h 36 min", a5)
+	if a1 := attempts[0].(map[string]any); a1["number"] != float64(1) || a1["manual"] != true {
+		t.Fatalf("first attempt %v, want the manual one", a1)
+	}
+	if a6 := attempts[5].(map[string]any); a6["number"] != float64(6) || a6["status_code"] != float64(502) || a6["manual"] != false ||
+		a6["attempted_at"] != "2026-05-01T10:36:00Z" {
+		t.Fatalf("fifth automatic attempt %v, want 502 at 2 h 36 min", a6)
 	}
 	if out, err := run(t, env, "", "webhook", "deliveries", "--merchant", merchant); err != nil || !strings.Contains(out, "undelivered") || !strings.Contains(out, "HTTP 502") {
 		t.Fatalf("deliveries table: %v\n%s", err, out)
@@ -262,13 +269,13 @@ func TestWebhookCLIDeliveriesAndResend(t *testing.T) {
 		t.Fatalf("resend: %v\n%s", err, out)
 	}
 	h, body := rc.last()
-	if rc.count() != 6 || h.Get("X-Service-Delivery-Id") != deliveryID || !bytes.Equal(body, rc.body(0)) ||
+	if rc.count() != 7 || h.Get("X-Service-Delivery-Id") != deliveryID || !bytes.Equal(body, rc.body(0)) ||
 		h.Get("X-Service-Signature") != signed(endpoint["secret"].(string), body) {
 		t.Fatalf("re-send: %d requests, id %s, same bytes %v", rc.count(), h.Get("X-Service-Delivery-Id"), bytes.Equal(body, rc.body(0)))
 	}
 	d = runJSON(t, env, "webhook", "deliveries", "--merchant", merchant)["deliveries"].([]any)[0].(map[string]any)
 	attempts = d["attempts"].([]any)
-	if d["state"] != "delivered" || len(attempts) != 6 || attempts[5].(map[string]any)["manual"] != true {
+	if d["state"] != "delivered" || len(attempts) != 7 || attempts[6].(map[string]any)["manual"] != true {
 		t.Fatalf("after re-send: %v", d)
 	}
 	if _, err := run(t, env, "", "webhook", "resend", "--merchant", merchant, deliveryID); err == nil {
@@ -311,6 +318,130 @@ func TestWebhookCLIWhileServing(t *testing.T) {
 			}
 			if _, b := rc.last(); rc.count() != 1 || !strings.Contains(string(b), `"event":"transaction.success"`) {
 				t.Fatalf("receiver saw %d requests: %s", rc.count(), b)
+			}
+		})
+	}
+}
+
+// TestWebhookCLIManage runs the endpoint management commands on both
+// engines: a second registration of one URL is refused, a disabled
+// endpoint is enabled again, a test event shows in the history as such, and
+// a pending delivery is re-sent at once, each with --json honoured.
+func TestWebhookCLIManage(t *testing.T) {
+	t.Parallel()
+	for _, engine := range testdb.Engines {
+		t.Run(engine, func(t *testing.T) {
+			t.Parallel()
+			ctx := context.Background()
+			dbURL := testdb.URL(t, engine)
+			env := map[string]string{"MOMOPAY_DATABASE_URL": dbURL}
+			if out, err := run(t, env, "", "migrate"); err != nil {
+				t.Fatalf("migrate: %v\n%s", err, out)
+			}
+			merchant := newMerchantCLI(t, env)
+			var mu sync.Mutex
+			answer := http.StatusOK
+			rc := newHookReceiver(t, func(int) int {
+				mu.Lock()
+				defer mu.Unlock()
+				return answer
+			})
+			setAnswer := func(code int) {
+				mu.Lock()
+				answer = code
+				mu.Unlock()
+			}
+			ep := runJSON(t, env, "webhook", "create", "--merchant", merchant, "--url", rc.URL)
+			id := ep["id"].(string)
+
+			// The same receiver under another spelling of its URL.
+			dup := strings.Replace(rc.URL, "http://", "HTTP://", 1) + "/"
+			if out, err := run(t, env, "", "webhook", "create", "--merchant", merchant, "--url", dup, "--json"); err == nil ||
+				!strings.Contains(err.Error(), "registered already, as endpoint "+id) || out != "" {
+				t.Fatalf("second registration of %s: %v (stdout %q)", dup, err, out)
+			}
+
+			if _, err := run(t, env, "", "webhook", "disable", "--merchant", merchant, id); err != nil {
+				t.Fatal(err)
+			}
+			if r := runJSON(t, env, "webhook", "enable", "--merchant", merchant, id); r["id"] != id || r["status"] != "enabled" || len(r) != 2 {
+				t.Fatalf("enable --json printed %v", r)
+			}
+			if out, err := run(t, env, "", "webhook", "enable", "--merchant", merchant, id); err != nil || out != "webhook endpoint "+id+" enabled\n" {
+				t.Fatalf("enable: %v %q", err, out)
+			}
+			if list := runJSON(t, env, "webhook", "list", "--merchant", merchant)["endpoints"].([]any); len(list) != 1 || list[0].(map[string]any)["enabled"] != true {
+				t.Fatalf("after enable: %v", list)
+			}
+			if _, err := run(t, env, "", "webhook", "enable", "--merchant", merchant, "5b0e8b8e-0000-4000-8000-000000000000"); err == nil || !strings.Contains(err.Error(), "not found") {
+				t.Fatalf("enable of an unknown endpoint: %v", err)
+			}
+
+			// A test event is in the history, marked as a test.
+			res := runJSON(t, env, "webhook", "test", "--merchant", merchant, id)
+			testID, _ := res["delivery_id"].(string)
+			ds := runJSON(t, env, "webhook", "deliveries", "--merchant", merchant)["deliveries"].([]any)
+			if len(ds) != 1 {
+				t.Fatalf("deliveries after a test: %v", ds)
+			}
+			d := ds[0].(map[string]any)
+			attempts, _ := d["attempts"].([]any)
+			_, hasTransaction := d["transaction_id"]
+			if d["id"] != testID || d["test"] != true || d["event"] != "transaction.test" || hasTransaction || d["state"] != "delivered" ||
+				d["endpoint_id"] != id || len(attempts) != 1 || attempts[0].(map[string]any)["status_code"] != float64(200) {
+				t.Fatalf("test delivery printed %v", d)
+			}
+			out, err := run(t, env, "", "webhook", "deliveries", "--merchant", merchant)
+			if err != nil || !strings.Contains(out, testID+"  transaction.test  test event  delivered") || !strings.Contains(out, "(test)") {
+				t.Fatalf("deliveries table: %v\n%s", err, out)
+			}
+			if _, err := run(t, env, "", "webhook", "resend", "--merchant", merchant, testID); err == nil || !strings.Contains(err.Error(), "test event") {
+				t.Fatalf("re-send of a test event: %v", err)
+			}
+
+			// A pending delivery, never attempted (no server runs), newer
+			// than the test event.
+			now := time.Now().UTC().Add(time.Hour).Truncate(time.Second)
+			a, err := app.Open(ctx, app.Config{DatabaseURL: dbURL, Now: func() time.Time { return now },
+				Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+			if err != nil {
+				t.Fatal(err)
+			}
+			tx, err := a.Payments.Initiate(ctx, merchant, payment.CreateRequest{Reference: "cli-manage-1", Amount: 900, Currency: "XAF",
+				Operator: "MOOV", PhoneNumber: sandbox.PhoneNoAnswer})
+			if err == nil {
+				_, _, err = a.Payments.Settle(ctx, merchant, tx.ID, payment.StatusSuccess, payment.SourceSandbox, "")
+			}
+			a.Close()
+			if err != nil {
+				t.Fatal(err)
+			}
+			ds = runJSON(t, env, "webhook", "deliveries", "--merchant", merchant)["deliveries"].([]any)
+			pending := ds[0].(map[string]any)
+			pendingID, _ := pending["id"].(string)
+			if pending["state"] != "pending" || pending["transaction_id"] != tx.ID || pending["test"] != false {
+				t.Fatalf("newest delivery %v, want the pending one", pending)
+			}
+
+			setAnswer(http.StatusServiceUnavailable)
+			if out, err := run(t, env, "", "webhook", "resend", "--merchant", merchant, pendingID); err == nil || !strings.Contains(err.Error(), "HTTP 503") ||
+				!strings.Contains(err.Error(), "still pending, next automatic attempt at "+now.Format(time.RFC3339)) {
+				t.Fatalf("failed re-send of a pending delivery: %v\n%s", err, out)
+			}
+			setAnswer(http.StatusOK)
+			r := runJSON(t, env, "webhook", "resend", "--merchant", merchant, pendingID)
+			at, _ := r["attempt"].(map[string]any)
+			if r["delivery_id"] != pendingID || r["state"] != "delivered" || r["next_attempt_at"] != nil ||
+				at["succeeded"] != true || at["manual"] != true || at["number"] != float64(2) {
+				t.Fatalf("re-send --json printed %v", r)
+			}
+			if h, _ := rc.last(); rc.count() != 3 || h.Get("X-Service-Delivery-Id") != pendingID || h.Get("X-Service-Test") != "" {
+				t.Fatalf("receiver saw %d requests, last %v", rc.count(), h)
+			}
+			out, err = run(t, env, "", "webhook", "deliveries", "--merchant", merchant)
+			if err != nil || !strings.Contains(out, pendingID+"  transaction.success  transaction "+tx.ID+"  delivered  2 attempt(s)") ||
+				!strings.Contains(out, "HTTP 503") || strings.Count(out, "(manual)") != 2 {
+				t.Fatalf("deliveries table after re-sends: %v\n%s", err, out)
 			}
 		})
 	}

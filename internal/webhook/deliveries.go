@@ -43,7 +43,7 @@ type Delivery struct {
 	CreatedAt     time.Time       `json:"created_at"`
 	UpdatedAt     time.Time       `json:"updated_at"`
 	Payload       json.RawMessage `json:"payload"`
-	// Attempts is the history, oldest first.
+	// Attempts is the history, oldest first (by Number).
 	Attempts []DeliveryAttempt `json:"attempts"`
 
 	leaseUntil time.Time
@@ -189,7 +189,9 @@ func (s *Service) Delivery(ctx context.Context, merchantID, deliveryID string) (
 }
 
 // attempts calls add for every attempt of the given deliveries, oldest
-// first, with the attempt's stage.
+// first, with the attempt's stage. Oldest is by number, the order in which
+// attempts were claimed: attempted_at comes from the clock of whichever
+// process made the attempt (a server, a command line), and clocks differ.
 func attempts(ctx context.Context, tx *sql.Tx, merchantID string, deliveryIDs []string, add func(string, DeliveryAttempt, string)) error {
 	args := []any{merchantID}
 	marks := make([]string, len(deliveryIDs))
@@ -199,7 +201,7 @@ func attempts(ctx context.Context, tx *sql.Tx, merchantID string, deliveryIDs []
 	}
 	rows, err := tx.QueryContext(ctx, `SELECT delivery_id, number, manual, attempted_at, status_code, error, latency_ms, response_excerpt, stage
 		FROM webhook_attempts WHERE merchant_id = $1 AND delivery_id IN (`+strings.Join(marks, ", ")+`)
-		ORDER BY attempted_at, number`, args...)
+		ORDER BY number`, args...)
 	if err != nil {
 		return err
 	}

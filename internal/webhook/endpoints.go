@@ -66,13 +66,13 @@ func (s *Service) CreateEndpoint(ctx context.Context, merchantID, url string) (*
 }
 
 // duplicateURL is the error for a URL the merchant registered already, as
-// endpoint id.
+// endpoint id ("" when the winner of a race could not be read back).
 func duplicateURL(id string) error {
-	msg := "this URL is registered already"
+	field := "is registered already"
 	if id != "" {
-		msg = fmt.Sprintf("this URL is registered already, as endpoint %s: enable that one instead of adding a second", id)
+		field = fmt.Sprintf("is registered already, as endpoint %s: enable that one instead of adding a second", id)
 	}
-	return &payment.Error{Code: payment.EUNPROCESSABLE, Message: "webhook URL " + msg, Fields: map[string]string{"url": msg}}
+	return &payment.Error{Code: payment.EUNPROCESSABLE, Message: "this webhook URL " + field, Fields: map[string]string{"url": field}}
 }
 
 // endpointWithKey returns the id of the merchant's endpoint (not deleted)
