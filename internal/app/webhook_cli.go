@@ -134,7 +134,8 @@ func (c *cli) webhookDeliveries(ctx context.Context, args []string) error {
 			}
 			fmt.Fprintf(c.stdout, "  #%d  %s  %s  %d ms%s\n", at.Number, at.AttemptedAt.Format(time.RFC3339), attemptResult(&at), at.LatencyMS, kind)
 		}
-		if d.State == webhook.StatePending && d.NextAttemptAt != nil {
+		inProgress := len(d.Attempts) > 0 && d.Attempts[len(d.Attempts)-1].InProgress
+		if d.State == webhook.StatePending && d.NextAttemptAt != nil && !inProgress {
 			fmt.Fprintf(c.stdout, "  next attempt at %s\n", d.NextAttemptAt.Format(time.RFC3339))
 		}
 	}
