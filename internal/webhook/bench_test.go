@@ -78,8 +78,8 @@ func prepareBurst(b *testing.B, engine string, perEndpoint int) (*app.App, *atom
 	f := &fixture{app: a, clock: testserver.NewClock(time.Now())}
 	for m := range benchMerchants {
 		merchant := f.newMerchant(b)
-		for range benchEndpoints {
-			if _, err := a.Webhooks.CreateEndpoint(ctx, merchant, rc.URL); err != nil {
+		for e := range benchEndpoints { // one receiver, a distinct URL per endpoint
+			if _, err := a.Webhooks.CreateEndpoint(ctx, merchant, fmt.Sprintf("%s/%d", rc.URL, e)); err != nil {
 				b.Fatal(err)
 			}
 		}
