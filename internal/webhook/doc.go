@@ -12,6 +12,11 @@
 // transaction or connection is held while a receiver answers, so a slow
 // endpoint costs one worker for at most the 10-second timeout.
 //
+// Every attempt is written to the history before its POST leaves (in the
+// transaction that claims it) and completed afterwards, so an attempt whose
+// process dies is still listed, as interrupted, and counts among the five.
+// Manual attempts (Resend) and test events are recorded the same way.
+//
 // Signing (sign.go) and the hardened HTTP client with its URL and address
 // checks (transport.go) are pure and make each attempt verifiable for the
 // receiver and safe for the service.
