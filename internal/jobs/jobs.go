@@ -232,29 +232,22 @@ func (w *deliverWorker) Work(ctx context.Context, j *river.Job[DeliverWebhook]) 
 	return snoozeOrDone(w.h.Deliveries.Attempt(ctx, j.Args.MerchantID, j.Args.DeliveryID))
 }
 
-// schedulerPass is how often River's scheduler makes due "scheduled" jobs
-// available (its JobSchedulerIntervalDefault). A job inserted for a future
-// time, or snoozed for longer than this, may start up to this late; a
-// snooze shorter than this is exact.
-const schedulerPass = 5 * time.Second
-
 // ScheduleLifecycle inserts, inside tx, the first status poll and the
-// expiry check of a new transaction. The expiry job is scheduled one
-// scheduler pass early and snoozes the rest exactly, so that a TIMEOUT lands
-// at expires_at rather than up to 5 s after it. Neither job runs at once: a
-// job running when its process is killed waits for River's rescuer, so jobs
-// are not started in the moment after a payment is created.
+// expiry check of a new transaction, each for its own time. River's
+// scheduler passes every 5 s but looks one pass ahead: a job due within the
+// next 5 s is made available with its scheduled_at kept, and fetched at
+// that instant (within paymentFetchInterval), so the expiry check starts at
+// expires_at without being scheduled early and snoozed (which cost one more
+// run of every payment's expiry job). Neither job runs at once: the payer
+// needs a few seconds, and a job running when its process is killed waits
+// for the rescue.
 func ScheduleLifecycle(ctx context.Context, ins Inserter, tx *sql.Tx, merchantID, id string, firstPoll, expiresAt time.Time) error {
 	if _, err := ins.InsertTx(ctx, tx, PollPayment{MerchantID: merchantID, TransactionID: id},
 		&river.InsertOpts{Queue: QueuePayments, ScheduledAt: firstPoll}); err != nil {
 		return err
 	}
-	at := expiresAt
-	if early := expiresAt.Add(-schedulerPass); early.After(firstPoll) {
-		at = early
-	}
 	_, err := ins.InsertTx(ctx, tx, ExpirePayment{MerchantID: merchantID, TransactionID: id},
-		&river.InsertOpts{Queue: QueuePayments, ScheduledAt: at})
+		&river.InsertOpts{Queue: QueuePayments, ScheduledAt: expiresAt})
 	return err
 }
 
