@@ -2,6 +2,7 @@ package main_test
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"io/fs"
 	"net/http"
@@ -11,13 +12,17 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 )
 
 // runIn runs the binary in dir with extra environment variables and
-// returns its output streams and exit code.
+// returns its output streams and exit code. A command that should fail
+// but serves instead is killed after a while rather than hang the test.
 func runIn(t *testing.T, dir string, env []string, args ...string) (stdout, stderr string, code int) {
 	t.Helper()
-	cmd := exec.Command(binary, args...)
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, binary, args...)
 	cmd.Dir, cmd.Env = dir, append(os.Environ(), env...)
 	var out, errOut bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errOut
