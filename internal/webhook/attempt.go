@@ -247,8 +247,12 @@ func (s *Service) claim(ctx context.Context, d *target, now time.Time, manual bo
 			c = nil
 			return err
 		}
-		if err := closeInterrupted(ctx, tx, d); err != nil {
-			return err
+		// A lease is cleared whenever an attempt ends (finish, interrupt,
+		// giveUp), so one still set means an attempt left "sending".
+		if !d.leaseUntil.IsZero() {
+			if err := closeInterrupted(ctx, tx, d); err != nil {
+				return err
+			}
 		}
 		_, err = tx.ExecContext(ctx, `INSERT INTO webhook_attempts
 			(id, merchant_id, delivery_id, number, manual, attempted_at, status_code, error, latency_ms, response_excerpt, stage)
