@@ -33,17 +33,18 @@ func (s *Service) claimReference(ctx context.Context, t *Transaction) error {
 	giveUp := time.Now().Add(pushTimeout + pushMargin)
 	for {
 		err := s.insert(ctx, t)
-		dup, ok := errors.AsType[*Error](err)
-		if !ok || dup.Code != EDUPLICATE {
+		if dup, ok := errors.AsType[*Error](err); ok && dup.Code == EDUPLICATE {
+			_, err = s.awaitPush(ctx, t.MerchantID, dup.ExistingTransactionID)
+			if err == nil {
+				return dup
+			}
+			if !errors.Is(err, ErrNotFound) {
+				return err
+			}
+		} else if !errors.Is(err, ErrReferenceReleased) {
 			return err
 		}
-		_, err = s.awaitPush(ctx, t.MerchantID, dup.ExistingTransactionID)
-		if err == nil {
-			return dup
-		}
-		if !errors.Is(err, ErrNotFound) {
-			return err
-		}
+		// The holder was refused and forgotten: the reference is free.
 		if time.Now().After(giveUp) {
 			// Request after request with this reference keeps being
 			// refused; the merchant's retry will find it free.

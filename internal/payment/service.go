@@ -21,7 +21,8 @@ type Store interface {
 	// CreateTransaction inserts t and schedules its polls and expiry check.
 	// A reference the merchant already used gives an *Error EDUPLICATE
 	// carrying the existing transaction's id; an internal_ref collision
-	// gives ErrInternalRefTaken.
+	// gives ErrInternalRefTaken; a holder of the reference that vanished
+	// while it was being read gives ErrReferenceReleased.
 	CreateTransaction(ctx context.Context, t *Transaction) error
 	// DeleteTransaction removes a PENDING transaction whose push is still
 	// in flight, because the operator refused it. It reports false when
@@ -47,6 +48,11 @@ type Store interface {
 
 // ErrInternalRefTaken reports an internal_ref collision; Initiate draws again.
 var ErrInternalRefTaken = errors.New("internal_ref already taken")
+
+// ErrReferenceReleased reports that the transaction holding a reference was
+// deleted (its push refused) while a create with that reference was
+// reading it; Initiate inserts again.
+var ErrReferenceReleased = errors.New("the reference was released meanwhile")
 
 // Settlement is one attempt to finalise a transaction.
 type Settlement struct {

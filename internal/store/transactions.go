@@ -53,21 +53,19 @@ func scanTransaction(row interface{ Scan(...any) error }) (*payment.Transaction,
 // CreateTransaction implements payment.Store.
 func (s *Transactions) CreateTransaction(ctx context.Context, t *payment.Transaction) error {
 	return s.db.InTx(ctx, func(tx *sql.Tx) error {
-		// The holder of the reference can be deleted (its push refused)
-		// between our INSERT meeting it and our SELECT of its id: on
-		// PostgreSQL each statement sees the latest commits. Then the
-		// reference is free again and the INSERT is simply tried again.
-		for range 3 {
-			existing, err := s.insertTransaction(ctx, tx, t)
-			if err != nil || existing == "" {
-				return err
-			}
-			if existing != noneLeft {
-				return &payment.Error{Code: payment.EDUPLICATE, ExistingTransactionID: existing,
-					Message: "a transaction with this reference already exists"}
-			}
+		existing, err := s.insertTransaction(ctx, tx, t)
+		switch {
+		case err != nil || existing == "":
+			return err
+		case existing == noneLeft:
+			// The holder of the reference was deleted (its push refused)
+			// between our INSERT meeting it and our SELECT of its id: on
+			// PostgreSQL each statement sees the latest commits. The
+			// reference is free again; the caller inserts again.
+			return payment.ErrReferenceReleased
 		}
-		return errors.New("the reference kept changing hands; try again")
+		return &payment.Error{Code: payment.EDUPLICATE, ExistingTransactionID: existing,
+			Message: "a transaction with this reference already exists"}
 	})
 }
 
