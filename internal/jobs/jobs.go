@@ -174,6 +174,7 @@ func NewClient(db *sql.DB, sqlite bool, h *Handlers, cfg Config) (*river.Client[
 			QueueWebhooks: {MaxWorkers: max(cfg.WebhookWorkers, 1)},
 		},
 		Workers:           workers,
+		Middleware:        []rivertype.Middleware{&promptStart{}},
 		FetchCooldown:     cooldown,
 		FetchPollInterval: poll,
 		// Failures here are infrastructure trouble (database down): keep
@@ -233,14 +234,14 @@ func (w *deliverWorker) Work(ctx context.Context, j *river.Job[DeliverWebhook]) 
 }
 
 // ScheduleLifecycle inserts, inside tx, the first status poll and the
-// expiry check of a new transaction, each for its own time. River's
-// scheduler passes every 5 s but looks one pass ahead: a job due within the
-// next 5 s is made available with its scheduled_at kept, and fetched at
-// that instant (within paymentFetchInterval), so the expiry check starts at
-// expires_at without being scheduled early and snoozed (which cost one more
-// run of every payment's expiry job). Neither job runs at once: the payer
-// needs a few seconds, and a job running when its process is killed waits
-// for the rescue.
+// expiry check of a new transaction, each for its own time. Both start at
+// that time (within paymentFetchInterval): the first poll because
+// promptStart inserts it available, the expiry check because River's
+// scheduler looks one pass ahead and makes a job due within the next 5 s
+// available with its scheduled_at kept. So the expiry check needs no early
+// schedule and snooze (which cost every payment one more job run). Neither
+// job runs at once: the payer needs a few seconds, and a job running when
+// its process is killed waits for the rescue.
 func ScheduleLifecycle(ctx context.Context, ins Inserter, tx *sql.Tx, merchantID, id string, firstPoll, expiresAt time.Time) error {
 	if _, err := ins.InsertTx(ctx, tx, PollPayment{MerchantID: merchantID, TransactionID: id},
 		&river.InsertOpts{Queue: QueuePayments, ScheduledAt: firstPoll}); err != nil {
