@@ -16,6 +16,13 @@
 //
 //	go build -o /tmp/momopay ./cmd/momopay
 //	go run ./cmd/momopay-load -bin /tmp/momopay -rate 100 -duration 60s
+//
+// On the 2-core development VM, shared with other work (load average about
+// 11), PostgreSQL 15, 100 creates/s for 60 s, PENDING window 30 s, median
+// of three runs: TIMEOUT 0.17 s past expires_at at p50 and 0.93 s at p99;
+// poll-only SUCCESS 3.2 s at p50 and 3.8 s at p95; creates 82 ms at p50 and
+// 0.49 s at p99. At 150/s that machine fell behind (up to 1,800 due jobs
+// waiting, TIMEOUT p99 4.6 s).
 package main
 
 import (
