@@ -12,6 +12,7 @@ require (
 	github.com/riverqueue/river/riverdriver/riverdatabasesql v0.34.0
 	github.com/riverqueue/river/riverdriver/riversqlite v0.34.0
 	github.com/riverqueue/river/rivertype v0.34.0
+	github.com/sony/gobreaker/v2 v2.1.0
 	golang.org/x/crypto v0.45.0
 	golang.org/x/time v0.14.0
 	modernc.org/sqlite v1.60.1

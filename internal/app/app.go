@@ -179,7 +179,7 @@ func (a *App) sandboxOperators() (map[payment.Operator]operator.Operator, map[pa
 	// One circuit per merchant: the sandbox's outages are one merchant's
 	// test number, and must not refuse every other merchant's pushes.
 	breaker := operator.DefaultBreakerSettings
-	breaker.PerMerchant, breaker.Now = true, a.cfg.Now
+	breaker.PerMerchant = true
 	for _, code := range payment.Operators {
 		sb := sandbox.New(string(code), a.cfg.Now, cb, a.cfg.Logger)
 		operators[code] = operator.WithBreaker(string(code), sb, breaker)

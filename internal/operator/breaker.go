@@ -2,17 +2,20 @@ package operator
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
+
+	"github.com/sony/gobreaker/v2"
 )
 
 // BreakerSettings tunes WithBreaker.
 type BreakerSettings struct {
 	// Failures in a row that open the circuit.
-	Failures int
+	Failures uint32
 	// OpenFor is how long the circuit stays open before one trial request;
-	// it is also the retry_after given to merchants meanwhile.
+	// the time it has left is the retry_after given to merchants meanwhile.
 	OpenFor time.Duration
 	// PerMerchant keeps one circuit per merchant instead of one per
 	// operator. The sandbox needs it: its outages are simulated by one
@@ -20,9 +23,6 @@ type BreakerSettings struct {
 	// A real operator's outage is the same for everyone, so live mode keeps
 	// one circuit per operator.
 	PerMerchant bool
-	// Now is the clock (time.Now when nil), injected so tests can let an
-	// open circuit close without waiting 30 s.
-	Now func() time.Time
 }
 
 // DefaultBreakerSettings open after 5 failed pushes in a row, for 30 s.
@@ -33,7 +33,7 @@ var DefaultBreakerSettings = BreakerSettings{Failures: 5, OpenFor: 30 * time.Sec
 // without the operator being asked.
 type CircuitOpenError struct {
 	Operator string
-	// OpenFor is how long the circuit stays open after the last failure.
+	// OpenFor is how long the circuit stays open after it opened.
 	OpenFor time.Duration
 }
 
@@ -41,14 +41,11 @@ func (e *CircuitOpenError) Error() string {
 	return fmt.Sprintf("circuit breaker of %s open for %s after repeated failures", e.Operator, e.OpenFor)
 }
 
-// WithBreaker wraps op in a circuit breaker on its pushes, so a failing
-// operator is not hammered and merchants get 503 with retry_after at once.
-// Status enquiries pass through: they must keep settling payments already
-// taken, and a failed enquiry is simply asked again later.
+// WithBreaker wraps op in a circuit breaker (gobreaker) on its pushes, so a
+// failing operator is not hammered and merchants get 503 with retry_after
+// at once. Status enquiries pass through: they must keep settling payments
+// already taken, and a failed enquiry is simply asked again later.
 func WithBreaker(name string, op Operator, s BreakerSettings) Operator {
-	if s.Now == nil {
-		s.Now = time.Now
-	}
 	return &breaker{name: name, op: op, s: s, circuits: map[string]*circuit{}}
 }
 
@@ -61,12 +58,37 @@ type breaker struct {
 	circuits map[string]*circuit // by merchant id, or "" for everyone
 }
 
-// circuit is closed while openUntil is zero; open until openUntil; then
-// half-open: one trial push decides whether it closes or opens again.
+// circuit is one gobreaker and the time it last opened, which gobreaker
+// does not expose but retry_after needs.
 type circuit struct {
-	failures  int
-	openUntil time.Time
-	trial     bool
+	cb       *gobreaker.CircuitBreaker[struct{}]
+	openedAt time.Time // guarded by breaker.mu
+}
+
+func (b *breaker) circuit(key string) *circuit {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	c := b.circuits[key]
+	if c == nil {
+		c = &circuit{}
+		c.cb = gobreaker.NewCircuitBreaker[struct{}](gobreaker.Settings{
+			Name:        b.name,
+			MaxRequests: 1,
+			Timeout:     b.s.OpenFor,
+			// Any error counts, ambiguous ones included: an operator that
+			// times out is as unhealthy as one that refuses.
+			ReadyToTrip: func(n gobreaker.Counts) bool { return n.ConsecutiveFailures >= b.s.Failures },
+			OnStateChange: func(_ string, _, to gobreaker.State) {
+				if to == gobreaker.StateOpen {
+					b.mu.Lock()
+					c.openedAt = time.Now()
+					b.mu.Unlock()
+				}
+			},
+		})
+		b.circuits[key] = c
+	}
+	return c
 }
 
 func (b *breaker) RequestPayment(ctx context.Context, p Payment) error {
@@ -74,61 +96,36 @@ func (b *breaker) RequestPayment(ctx context.Context, p Payment) error {
 	if b.s.PerMerchant {
 		key = p.MerchantID
 	}
-	if err := b.admit(key); err != nil {
-		return err
+	c := b.circuit(key)
+	_, err := c.cb.Execute(func() (struct{}, error) { return struct{}{}, b.op.RequestPayment(ctx, p) })
+	switch {
+	case errors.Is(err, gobreaker.ErrOpenState):
+		b.mu.Lock()
+		left := b.s.OpenFor - time.Since(c.openedAt)
+		b.mu.Unlock()
+		return b.refusal(left)
+	case errors.Is(err, gobreaker.ErrTooManyRequests):
+		// Half-open: the one trial push is under way.
+		return b.refusal(time.Second)
+	case err == nil && b.s.PerMerchant && c.cb.State() == gobreaker.StateClosed:
+		// A healthy merchant needs no circuit: keeps the map small. A
+		// concurrent failure recorded on the dropped circuit is lost,
+		// which only delays opening by one push.
+		b.mu.Lock()
+		if b.circuits[key] == c {
+			delete(b.circuits, key)
+		}
+		b.mu.Unlock()
 	}
-	err := b.op.RequestPayment(ctx, p)
-	b.record(key, err == nil)
 	return err
 }
 
-// admit refuses a push while its circuit is open or while the one trial
-// push of a half-open circuit is under way.
-func (b *breaker) admit(key string) error {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	c := b.circuits[key]
-	if c == nil || c.openUntil.IsZero() {
-		return nil
-	}
-	now := b.s.Now()
-	if now.Before(c.openUntil) {
-		return b.refusal(c.openUntil.Sub(now))
-	}
-	if c.trial {
-		return b.refusal(time.Second)
-	}
-	c.trial = true
-	return nil
-}
-
+// refusal is the error of a push the breaker did not let through; wait is
+// rounded up to whole seconds, at least one, as merchants are told seconds.
 func (b *breaker) refusal(wait time.Duration) error {
 	return &UnavailableError{
-		// Whole seconds, rounded up: the merchant is told seconds.
-		RetryAfter: (wait + time.Second - 1).Truncate(time.Second),
+		RetryAfter: max((wait + time.Second - 1).Truncate(time.Second), time.Second),
 		Cause:      &CircuitOpenError{Operator: b.name, OpenFor: b.s.OpenFor},
-	}
-}
-
-// record counts a push's result. Any error counts as a failure, ambiguous
-// ones included: an operator that times out is as unhealthy as one that
-// refuses.
-func (b *breaker) record(key string, ok bool) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	c := b.circuits[key]
-	if ok {
-		// A healthy circuit needs no entry: keeps the per-merchant map small.
-		delete(b.circuits, key)
-		return
-	}
-	if c == nil {
-		c = &circuit{}
-		b.circuits[key] = c
-	}
-	c.failures++
-	if c.trial || c.failures >= b.s.Failures {
-		c.openUntil, c.trial = b.s.Now().Add(b.s.OpenFor), false
 	}
 }
 

@@ -32,9 +32,12 @@ func (o *refusing) PaymentStatus(context.Context, operator.Payment) (operator.Ou
 	return operator.Outcome{State: operator.Pending}, nil
 }
 
+// TestBreaker runs on the real clock (gobreaker has no other) with
+// circuits open for 2 s, so the time-left and trial-push cases take about
+// 4 s in all.
 func TestBreaker(t *testing.T) {
-	now := time.Date(2026, 11, 22, 8, 0, 0, 0, time.UTC)
-	clock := func() time.Time { return now }
+	t.Parallel()
+	const openFor = 2 * time.Second
 	push := func(op operator.Operator, merchant string) error {
 		return op.RequestPayment(t.Context(), operator.Payment{Ref: "SERVICE-TEST0001", MerchantID: merchant})
 	}
@@ -44,8 +47,9 @@ func TestBreaker(t *testing.T) {
 	}
 
 	t.Run("per merchant", func(t *testing.T) {
+		t.Parallel()
 		fake := &refusing{down: map[string]bool{"x": true}}
-		op := operator.WithBreaker("AIRTEL", fake, operator.BreakerSettings{Failures: 5, OpenFor: 30 * time.Second, PerMerchant: true, Now: clock})
+		op := operator.WithBreaker("AIRTEL", fake, operator.BreakerSettings{Failures: 5, OpenFor: openFor, PerMerchant: true})
 		for i := range 5 {
 			if err := push(op, "x"); circuitOpen(err) != nil || !errors.Is(err, operator.ErrUnavailable) {
 				t.Fatalf("push %d: %v, want the operator's own refusal", i, err)
@@ -53,24 +57,24 @@ func TestBreaker(t *testing.T) {
 		}
 		err := push(op, "x")
 		ue, _ := errors.AsType[*operator.UnavailableError](err)
-		if co := circuitOpen(err); co == nil || co.Operator != "AIRTEL" || co.OpenFor != 30*time.Second || ue.RetryAfter != 30*time.Second {
+		if co := circuitOpen(err); co == nil || co.Operator != "AIRTEL" || co.OpenFor != openFor || ue.RetryAfter != openFor {
 			t.Fatalf("6th push: %v", err)
 		}
-		if fake.reached != 5 {
-			t.Errorf("%d pushes reached the operator, want 5", fake.reached)
+		if fake.count() != 5 {
+			t.Errorf("%d pushes reached the operator, want 5", fake.count())
 		}
 		if err := push(op, "y"); err != nil {
 			t.Errorf("another merchant while x's circuit is open: %v", err)
 		}
 
 		// retry_after is the time left, in whole seconds rounded up.
-		now = now.Add(10*time.Second + time.Millisecond)
-		if ue, _ := errors.AsType[*operator.UnavailableError](push(op, "x")); ue == nil || ue.RetryAfter != 20*time.Second {
-			t.Errorf("10 s later: %v", ue)
+		time.Sleep(1100 * time.Millisecond)
+		if ue, _ := errors.AsType[*operator.UnavailableError](push(op, "x")); ue == nil || ue.RetryAfter != time.Second {
+			t.Errorf("1.1 s later: %v", ue)
 		}
 
 		// Once open long enough, one trial: it fails, the circuit opens again.
-		now = now.Add(20 * time.Second)
+		time.Sleep(openFor)
 		if err := push(op, "x"); circuitOpen(err) != nil {
 			t.Fatalf("trial push refused by the breaker: %v", err)
 		}
@@ -78,8 +82,8 @@ func TestBreaker(t *testing.T) {
 			t.Fatalf("after a failed trial: %v", err)
 		}
 		// The next trial succeeds and closes it.
-		now = now.Add(31 * time.Second)
-		fake.down["x"] = false
+		time.Sleep(openFor + 100*time.Millisecond)
+		fake.set("x", false)
 		for i := range 3 {
 			if err := push(op, "x"); err != nil {
 				t.Fatalf("push %d after the circuit closed: %v", i, err)
@@ -88,8 +92,9 @@ func TestBreaker(t *testing.T) {
 	})
 
 	t.Run("one circuit for everyone in live mode", func(t *testing.T) {
+		t.Parallel()
 		fake := &refusing{down: map[string]bool{"x": true}}
-		op := operator.WithBreaker("MOOV", fake, operator.BreakerSettings{Failures: 5, OpenFor: 30 * time.Second, Now: clock})
+		op := operator.WithBreaker("MOOV", fake, operator.BreakerSettings{Failures: 5, OpenFor: openFor})
 		for range 5 {
 			push(op, "x")
 		}
@@ -97,4 +102,16 @@ func TestBreaker(t *testing.T) {
 			t.Errorf("another merchant while the operator's circuit is open: %v", err)
 		}
 	})
+}
+
+func (o *refusing) count() int {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.reached
+}
+
+func (o *refusing) set(merchant string, down bool) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.down[merchant] = down
 }
