@@ -210,7 +210,7 @@ func newInternalRef() string {
 // so that an id once shown never turns into a 404 because its push was
 // refused.
 func (s *Service) Get(ctx context.Context, merchantID, id string) (*Transaction, error) {
-	if _, err := uuid.Parse(id); err != nil {
+	if !ValidID(id) {
 		return nil, ErrNotFound
 	}
 	t, err := s.store.Transaction(ctx, merchantID, id)

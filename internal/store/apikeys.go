@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+
+	"github.com/momopay/momopay/internal/payment"
 )
 
 // APIKeyPrefix starts every API key (contract §5).
@@ -104,7 +106,7 @@ func optional(ts Timestamp) *time.Time {
 
 // Revoke ends a key at once; ErrKeyNotFound if the merchant has no such key.
 func (s *APIKeys) Revoke(ctx context.Context, merchantID, keyID string, now time.Time) error {
-	if _, err := uuid.Parse(keyID); err != nil {
+	if !payment.ValidID(keyID) {
 		return ErrKeyNotFound
 	}
 	res, err := s.db.ExecContext(ctx, `UPDATE api_keys SET revoked_at = COALESCE(revoked_at, $1) WHERE merchant_id = $2 AND id = $3`,

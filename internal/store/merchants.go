@@ -10,6 +10,8 @@ import (
 
 	"github.com/google/uuid"
 	"golang.org/x/crypto/bcrypt"
+
+	"github.com/momopay/momopay/internal/payment"
 )
 
 // Merchant is a business that collects payments through momopay.
@@ -79,7 +81,7 @@ func (s *Merchants) List(ctx context.Context) ([]Merchant, error) {
 
 // Exists reports whether a merchant with id exists.
 func (s *Merchants) Exists(ctx context.Context, id string) (bool, error) {
-	if _, err := uuid.Parse(id); err != nil {
+	if !payment.ValidID(id) {
 		return false, nil
 	}
 	var n int

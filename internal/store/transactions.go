@@ -124,7 +124,7 @@ func (s *Transactions) PushTaken(ctx context.Context, merchantID, id string) err
 
 // Transaction implements payment.Store.
 func (s *Transactions) Transaction(ctx context.Context, merchantID, id string) (*payment.Transaction, error) {
-	if _, err := uuid.Parse(id); err != nil {
+	if !payment.ValidID(id) {
 		return nil, payment.ErrNotFound
 	}
 	return scanTransaction(s.db.QueryRowContext(ctx, `SELECT `+transactionColumns+`
@@ -245,7 +245,7 @@ func (s *Transactions) Settle(ctx context.Context, st payment.Settlement) (*paym
 // MerchantOf returns the merchant owning a transaction. It is for operator
 // tools that start from a bare transaction id (the sandbox payer).
 func (s *Transactions) MerchantOf(ctx context.Context, id string) (string, error) {
-	if _, err := uuid.Parse(id); err != nil {
+	if !payment.ValidID(id) {
 		return "", payment.ErrNotFound
 	}
 	var m string

@@ -2,6 +2,7 @@ package store_test
 
 import (
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -146,6 +147,34 @@ func TestSettleNeverExpiresEarly(t *testing.T) {
 		other := create("order-2", now)
 		if got, changed := settle(other, payment.StatusFailed, now.Add(time.Second)); !changed || got.Status != payment.StatusFailed {
 			t.Fatalf("FAILED before expires_at: changed=%v status=%s", changed, got.Status)
+		}
+	})
+}
+
+// TestOnlyCanonicalIDs: every store lookup by id takes only the canonical
+// lower-case form. PostgreSQL's uuid type would find upper-case, braced or
+// dash-less spellings and fail on urn:uuid: (a 500), while SQLite compares
+// text; both now answer "not found" for all of them alike.
+func TestOnlyCanonicalIDs(t *testing.T) {
+	eachEngine(t, func(t *testing.T, db *store.DB) {
+		ctx := t.Context()
+		txs, create := newTransactions(t, db)
+		tr := create("order-ids", time.Date(2026, 11, 22, 8, 0, 0, 0, time.UTC))
+		if got, err := txs.Transaction(ctx, tr.MerchantID, tr.ID); err != nil || got.ID != tr.ID {
+			t.Fatalf("canonical id: %v %v", got, err)
+		}
+		for _, id := range []string{
+			strings.ToUpper(tr.ID), "{" + tr.ID + "}", "urn:uuid:" + tr.ID, strings.ReplaceAll(tr.ID, "-", ""),
+		} {
+			if _, err := txs.Transaction(ctx, tr.MerchantID, id); !errors.Is(err, payment.ErrNotFound) {
+				t.Errorf("Transaction(%q): %v, want not found", id, err)
+			}
+			if _, err := txs.MerchantOf(ctx, id); !errors.Is(err, payment.ErrNotFound) {
+				t.Errorf("MerchantOf(%q): %v, want not found", id, err)
+			}
+			if ok, err := store.NewMerchants(db).Exists(ctx, id); ok || err != nil {
+				t.Errorf("Merchants.Exists(%q): %v %v", id, ok, err)
+			}
 		}
 	})
 }

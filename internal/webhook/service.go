@@ -5,8 +5,6 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/google/uuid"
-
 	"github.com/momopay/momopay/internal/jobs"
 	"github.com/momopay/momopay/internal/payment"
 	"github.com/momopay/momopay/internal/store"
@@ -110,7 +108,7 @@ func (s *Service) stamp() time.Time { return s.now().UTC().Truncate(time.Microse
 // is a query error instead of "no rows".
 func isUUID(ids ...string) bool {
 	for _, id := range ids {
-		if _, err := uuid.Parse(id); err != nil {
+		if !payment.ValidID(id) {
 			return false
 		}
 	}
