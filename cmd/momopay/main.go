@@ -4,19 +4,42 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"os/signal"
+	"slices"
+	"strings"
 	"syscall"
 
 	"github.com/momopay/momopay/internal/app"
+	"github.com/momopay/momopay/internal/payment"
 )
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if err := app.Run(ctx, os.Args[1:], os.Getenv, os.Stdin, os.Stdout, os.Stderr); err != nil {
-		fmt.Fprintln(os.Stderr, "momopay:", err)
+		fmt.Fprintln(os.Stderr, "momopay:", errorText(err))
 		os.Exit(1)
 	}
+}
+
+// errorText is what a person reads: a domain error's message and its bad
+// fields not already in the message, without the internal code that payment.Error.Error() puts first
+// for logs ("unprocessable: ...").
+func errorText(err error) string {
+	e, ok := errors.AsType[*payment.Error](err)
+	if !ok || e.Code == payment.EINTERNAL {
+		return err.Error()
+	}
+	var b strings.Builder
+	b.WriteString(e.Message)
+	for _, k := range slices.Sorted(maps.Keys(e.Fields)) {
+		if !strings.Contains(e.Message, e.Fields[k]) { // some messages already say it
+			fmt.Fprintf(&b, "; %s %s", k, e.Fields[k])
+		}
+	}
+	return b.String()
 }
