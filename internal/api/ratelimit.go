@@ -32,25 +32,22 @@ var AuthFailureLimit = RateLimit{PerSecond: 10, Burst: 20}
 const maxLimiters = 100_000
 
 // limiterSet holds one token bucket per key (an API key id, or a client
-// address). An entry idle long enough to refill its whole burst is the same
+// address). An entry whose bucket has refilled its whole burst is the same
 // as a new one, so such entries are dropped; when the set is still full, an
 // arbitrary entry goes, which at worst gives that key a fresh burst.
 type limiterSet struct {
-	cfg   RateLimit
+	cfg RateLimit
+	// idle is how long an emptied bucket takes to refill: sweeps for full
+	// buckets come at most this often.
 	idle  time.Duration
 	max   int
 	mu    sync.Mutex
-	by    map[string]*limiterEntry
+	by    map[string]*rate.Limiter
 	swept time.Time
 }
 
-type limiterEntry struct {
-	lim  *rate.Limiter
-	used time.Time
-}
-
 func newLimiterSet(cfg RateLimit, capacity int) *limiterSet {
-	l := &limiterSet{cfg: cfg, max: capacity, by: map[string]*limiterEntry{}}
+	l := &limiterSet{cfg: cfg, max: capacity, by: map[string]*rate.Limiter{}}
 	if cfg.PerSecond > 0 {
 		l.idle = time.Duration(float64(max(cfg.Burst, 1)) / cfg.PerSecond * float64(time.Second))
 	}
@@ -91,29 +88,25 @@ func (l *limiterSet) empty(key string, now time.Time) (time.Duration, bool) {
 func (l *limiterSet) entry(key string, now time.Time, create bool) *rate.Limiter {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if e, ok := l.by[key]; ok {
-		e.used = now
-		return e.lim
-	}
-	if !create {
-		return nil
+	if lim, ok := l.by[key]; ok || !create {
+		return lim
 	}
 	if len(l.by) >= l.max {
 		l.evict(now)
 	}
-	e := &limiterEntry{lim: rate.NewLimiter(rate.Limit(l.cfg.PerSecond), l.cfg.Burst), used: now}
-	l.by[key] = e
-	return e.lim
+	lim := rate.NewLimiter(rate.Limit(l.cfg.PerSecond), l.cfg.Burst)
+	l.by[key] = lim
+	return lim
 }
 
-// evict makes room: a sweep of idle entries at most once per idle period
+// evict makes room: a sweep of full buckets at most once per idle period
 // (so a set full of busy keys does not rescan on every new key), else one
 // arbitrary entry.
 func (l *limiterSet) evict(now time.Time) {
 	if now.Sub(l.swept) >= l.idle {
 		l.swept = now
-		for k, e := range l.by {
-			if now.Sub(e.used) >= l.idle {
+		for k, lim := range l.by {
+			if lim.TokensAt(now) >= float64(l.cfg.Burst) {
 				delete(l.by, k)
 			}
 		}
