@@ -7,7 +7,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"slices"
 	"strings"
 	"time"
 
@@ -23,20 +22,23 @@ func (c *cli) merchantCreate(ctx context.Context, args []string) error {
 		return err
 	}
 	var missing []string
-	for flag, v := range map[string]bool{"--name NAME": *name == "", "--email EMAIL": *email == "", "--password-stdin": !*pwStdin} {
-		if v {
-			missing = append(missing, flag)
+	for _, f := range []struct {
+		flag  string
+		unset bool
+	}{{"--email EMAIL", *email == ""}, {"--name NAME", *name == ""}, {"--password-stdin", !*pwStdin}} {
+		if f.unset {
+			missing = append(missing, f.flag)
 		}
 	}
 	if len(missing) > 0 {
-		slices.Sort(missing)
 		return fmt.Errorf("merchant create needs %s: usage: momopay %s", strings.Join(missing, " and "), syntaxOf("merchant create"))
 	}
 	line, err := bufio.NewReader(io.LimitReader(c.stdin, 1024)).ReadString('\n')
 	if err != nil && !errors.Is(err, io.EOF) {
 		return fmt.Errorf("read the password from standard input: %w", err)
 	}
-	if strings.TrimRight(line, "\r\n") == "" {
+	password := strings.TrimRight(line, "\r\n")
+	if password == "" {
 		return errors.New("merchant create: no password on standard input: pipe it in, e.g. echo 'a long password' | momopay merchant create --name NAME --email EMAIL --password-stdin")
 	}
 	a, err := c.open(ctx, *db)
@@ -44,7 +46,7 @@ func (c *cli) merchantCreate(ctx context.Context, args []string) error {
 		return err
 	}
 	defer a.Close()
-	m, err := a.Merchants.Create(ctx, *name, *email, strings.TrimRight(line, "\r\n"), time.Now())
+	m, err := a.Merchants.Create(ctx, *name, *email, password, time.Now())
 	if errors.Is(err, store.ErrEmailTaken) {
 		return fmt.Errorf("merchant create: %w: %s (see \"momopay merchant list\")", err, strings.ToLower(strings.TrimSpace(*email)))
 	}

@@ -206,8 +206,14 @@ type cli struct {
 func (c *cli) open(ctx context.Context, dbURL string) (*App, error) {
 	return Open(ctx, Config{
 		DatabaseURL: dbURL, Mode: or(c.getenv("MOMOPAY_MODE"), ModeSandbox), ExistingDatabase: true,
-		Logger: slog.New(slog.NewTextHandler(c.stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
+		Logger: c.quietLogger(),
 	})
+}
+
+// quietLogger logs only warnings and errors, on stderr: an administrative
+// command's own output is its result.
+func (c *cli) quietLogger() *slog.Logger {
+	return slog.New(slog.NewTextHandler(c.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 }
 
 func or(v, def string) string {

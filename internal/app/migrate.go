@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -22,8 +21,7 @@ func (c *cli) migrate(ctx context.Context, args []string) error {
 	// The mode does not touch the schema; sandbox lets migrate run where
 	// live mode would refuse to start.
 	a, err := Open(ctx, Config{
-		DatabaseURL: *db, Mode: ModeSandbox,
-		Logger: slog.New(slog.NewTextHandler(c.stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
+		DatabaseURL: *db, Mode: ModeSandbox, Logger: c.quietLogger(),
 	})
 	if err != nil {
 		return err

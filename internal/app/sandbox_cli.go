@@ -30,22 +30,13 @@ func (c *cli) sandboxAnswer(ctx context.Context, name string, args []string, to 
 	if err != nil {
 		return err
 	}
-	before, err := a.casesOf(ctx, id)
-	if err != nil {
-		return err
-	}
 	t, changed, err := a.Payments.Settle(ctx, merchant, id, to, payment.SourceSandbox, "sandbox: answered by hand")
 	if err != nil {
 		return err
 	}
-	// Counted rather than inferred: the store decides when a late answer
-	// becomes a case (a different outcome than the final one), and this
-	// must report what it did, not what it might have done.
-	after, err := a.casesOf(ctx, id)
-	if err != nil {
-		return err
-	}
-	recorded := after > before
+	// Settle keeps an answer that contradicts a final state as a
+	// reconciliation case (to is SUCCESS or FAILED, never our own TIMEOUT).
+	recorded := !changed && t.Status.Final() && t.Status != to
 	if *asJSON {
 		return c.printJSON(map[string]any{
 			"id": t.ID, "status": t.Status, "answer": to, "changed": changed, "reconciliation_case": recorded,
@@ -60,16 +51,4 @@ func (c *cli) sandboxAnswer(ctx context.Context, name string, args []string, to 
 		fmt.Fprintf(c.stdout, "transaction %s was already %s; nothing changed and nothing was recorded\n", t.ID, t.Status)
 	}
 	return nil
-}
-
-// casesOf counts the reconciliation cases of one transaction.
-func (a *App) casesOf(ctx context.Context, transactionID string) (int, error) {
-	cases, err := a.Cases.List(ctx)
-	n := 0
-	for _, k := range cases {
-		if k.TransactionID == transactionID {
-			n++
-		}
-	}
-	return n, err
 }

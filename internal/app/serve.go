@@ -32,9 +32,9 @@ func (c *cli) serve(ctx context.Context, args []string) error {
 	if err := c.parseNone(fs, args); err != nil {
 		return err
 	}
+	// Set on the command line or, through parse, from MOMOPAY_PENDING_TTL.
 	ttlSet := false
 	fs.Visit(func(f *flag.Flag) { ttlSet = ttlSet || f.Name == "pending-ttl" })
-	ttlSet = ttlSet || c.getenv("MOMOPAY_PENDING_TTL") != ""
 	switch {
 	case *mode != ModeSandbox && *mode != ModeLive:
 		return fmt.Errorf("serve: --mode %q is not a mode: use sandbox or live (env MOMOPAY_MODE)", *mode)
