@@ -3,7 +3,6 @@ package store
 import (
 	"context"
 	"database/sql"
-	"io/fs"
 	"testing"
 	"time"
 
@@ -124,15 +123,7 @@ func migrateTo(t *testing.T, db *DB, version int64) {
 
 func provider(t *testing.T, db *DB) *goose.Provider {
 	t.Helper()
-	dir, dialect := "migrations/sqlite", goose.DialectSQLite3
-	if db.Dialect == Postgres {
-		dir, dialect = "migrations/postgres", goose.DialectPostgres
-	}
-	sub, err := fs.Sub(migrations, dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := goose.NewProvider(dialect, db.DB, sub)
+	p, err := db.migrationProvider()
 	if err != nil {
 		t.Fatal(err)
 	}

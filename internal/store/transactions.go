@@ -53,52 +53,39 @@ func scanTransaction(row interface{ Scan(...any) error }) (*payment.Transaction,
 // CreateTransaction implements payment.Store.
 func (s *Transactions) CreateTransaction(ctx context.Context, t *payment.Transaction) error {
 	return s.db.InTx(ctx, func(tx *sql.Tx) error {
-		existing, err := s.insertTransaction(ctx, tx, t)
-		switch {
-		case err != nil || existing == "":
+		// ON CONFLICT DO NOTHING keeps the loser of a race from aborting
+		// the transaction on PostgreSQL, so it can read the winner's id.
+		res, err := tx.ExecContext(ctx, `INSERT INTO transactions (`+transactionColumns+`)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)
+			ON CONFLICT (merchant_id, reference) DO NOTHING`,
+			t.ID, t.MerchantID, t.Reference, t.InternalRef, t.Amount, t.Currency, string(t.Operator),
+			t.PhoneNumber, t.Description, string(t.Status), s.db.Time(t.CreatedAt), s.db.Time(t.UpdatedAt), s.db.Time(t.ExpiresAt),
+			t.PushInFlight)
+		if IsUniqueViolation(err, "internal_ref") {
+			return payment.ErrInternalRefTaken
+		}
+		if err != nil {
 			return err
-		case existing == noneLeft:
+		}
+		if n, _ := res.RowsAffected(); n == 1 {
+			return jobs.ScheduleLifecycle(ctx, s.jobs, tx, t.MerchantID, t.ID, t.CreatedAt.Add(payment.FirstPollDelay), t.ExpiresAt)
+		}
+		var existing string
+		err = tx.QueryRowContext(ctx, `SELECT id FROM transactions WHERE merchant_id = $1 AND reference = $2`,
+			t.MerchantID, t.Reference).Scan(&existing)
+		if errors.Is(err, sql.ErrNoRows) {
 			// The holder of the reference was deleted (its push refused)
 			// between our INSERT meeting it and our SELECT of its id: on
 			// PostgreSQL each statement sees the latest commits. The
 			// reference is free again; the caller inserts again.
 			return payment.ErrReferenceReleased
 		}
+		if err != nil {
+			return err
+		}
 		return &payment.Error{Code: payment.EDUPLICATE, ExistingTransactionID: existing,
 			Message: "a transaction with this reference already exists"}
 	})
-}
-
-// noneLeft is what insertTransaction reports when the reference was taken
-// at the INSERT and free again at the SELECT.
-const noneLeft = "-"
-
-// insertTransaction inserts t with its jobs, or returns the id of the
-// transaction that holds its reference (noneLeft if that one vanished).
-func (s *Transactions) insertTransaction(ctx context.Context, tx *sql.Tx, t *payment.Transaction) (existing string, err error) {
-	// ON CONFLICT DO NOTHING keeps the loser of a race from aborting the
-	// transaction on PostgreSQL, so it can read the winner's id.
-	res, err := tx.ExecContext(ctx, `INSERT INTO transactions (`+transactionColumns+`)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)
-		ON CONFLICT (merchant_id, reference) DO NOTHING`,
-		t.ID, t.MerchantID, t.Reference, t.InternalRef, t.Amount, t.Currency, string(t.Operator),
-		t.PhoneNumber, t.Description, string(t.Status), s.db.Time(t.CreatedAt), s.db.Time(t.UpdatedAt), s.db.Time(t.ExpiresAt),
-		t.PushInFlight)
-	if IsUniqueViolation(err, "internal_ref") {
-		return "", payment.ErrInternalRefTaken
-	}
-	if err != nil {
-		return "", err
-	}
-	if n, _ := res.RowsAffected(); n == 1 {
-		return "", jobs.ScheduleLifecycle(ctx, s.jobs, tx, t.MerchantID, t.ID, t.CreatedAt.Add(payment.FirstPollDelay), t.ExpiresAt)
-	}
-	err = tx.QueryRowContext(ctx, `SELECT id FROM transactions WHERE merchant_id = $1 AND reference = $2`,
-		t.MerchantID, t.Reference).Scan(&existing)
-	if errors.Is(err, sql.ErrNoRows) {
-		return noneLeft, nil
-	}
-	return existing, err
 }
 
 // DeleteTransaction implements payment.Store. Only a row whose push is
