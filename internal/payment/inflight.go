@@ -54,22 +54,18 @@ func (s *Service) claimReference(ctx context.Context, t *Transaction) error {
 	}
 }
 
-// awaitPush returns the transaction once its push is no longer in flight,
-// or ErrNotFound when the push was refused and the transaction forgotten.
+// awaitPush returns the transaction once its push is no longer in flight
+// (at once, with one read, when it is not), or ErrNotFound when the push
+// was refused and the transaction forgotten.
 // A push in flight for longer than pushTimeout and pushMargin is judged
 // taken and recorded so (its sender will no longer delete it); the wait is
 // bounded the same way in real time, and by ctx.
 func (s *Service) awaitPush(ctx context.Context, merchantID, id string) (*Transaction, error) {
 	deadline := time.Now().Add(pushTimeout + pushMargin)
-	tick := time.NewTicker(inFlightCheck)
-	defer tick.Stop()
 	for {
 		t, err := s.store.Transaction(ctx, merchantID, id)
-		if err != nil {
-			return nil, err
-		}
-		if !t.PushInFlight {
-			return t, nil
+		if err != nil || !t.PushInFlight {
+			return t, err
 		}
 		if s.pushJudgedTaken(t) || time.Now().After(deadline) {
 			if err := s.store.PushTaken(ctx, merchantID, id); err != nil {
@@ -86,7 +82,7 @@ func (s *Service) awaitPush(ctx context.Context, merchantID, id string) (*Transa
 		select {
 		case <-ctx.Done():
 			return nil, ctx.Err()
-		case <-tick.C:
+		case <-time.After(inFlightCheck):
 		}
 	}
 }

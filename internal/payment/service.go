@@ -213,10 +213,6 @@ func (s *Service) Get(ctx context.Context, merchantID, id string) (*Transaction,
 	if !ValidID(id) {
 		return nil, ErrNotFound
 	}
-	t, err := s.store.Transaction(ctx, merchantID, id)
-	if err != nil || !t.PushInFlight {
-		return t, err
-	}
 	return s.awaitPush(ctx, merchantID, id)
 }
 
