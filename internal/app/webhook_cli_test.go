@@ -335,10 +335,7 @@ func TestWebhookCLIManage(t *testing.T) {
 			ctx := context.Background()
 			dbURL := testdb.URL(t, engine)
 			env := map[string]string{"MOMOPAY_DATABASE_URL": dbURL}
-			if out, err := run(t, env, "", "migrate"); err != nil {
-				t.Fatalf("migrate: %v\n%s", err, out)
-			}
-			merchant := newMerchantCLI(t, env)
+			merchant := newMerchantCLI(t, env) // migrates first
 			var mu sync.Mutex
 			answer := http.StatusOK
 			rc := newHookReceiver(t, func(int) int {

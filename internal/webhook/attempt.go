@@ -185,7 +185,6 @@ func (s *Service) Resend(ctx context.Context, merchantID, deliveryID string) (*D
 	if err != nil {
 		return nil, err
 	}
-	now := s.stamp()
 	switch {
 	case d.test:
 		return nil, payment.Errorf(payment.EUNPROCESSABLE, "delivery %s is a test event, which is sent once: send a new test instead", d.id)
@@ -193,10 +192,9 @@ func (s *Service) Resend(ctx context.Context, merchantID, deliveryID string) (*D
 		return nil, payment.Errorf(payment.EUNPROCESSABLE, "delivery %s was delivered already: only a pending or undelivered delivery can be re-sent", d.id)
 	case d.deleted:
 		return nil, payment.Errorf(payment.EUNPROCESSABLE, "the endpoint of delivery %s was deleted", d.id)
-	case d.leaseUntil.After(now):
-		return nil, payment.Errorf(payment.EUNPROCESSABLE, "delivery %s is being attempted right now: look at its history in a few seconds", d.id)
 	}
-	c, err := s.claim(ctx, d, now, true)
+	// The claim fails while another attempt holds the lease.
+	c, err := s.claim(ctx, d, s.stamp(), true)
 	if err != nil {
 		return nil, err
 	}
@@ -254,16 +252,22 @@ func (s *Service) claim(ctx context.Context, d *target, now time.Time, manual bo
 				return err
 			}
 		}
-		_, err = tx.ExecContext(ctx, `INSERT INTO webhook_attempts
-			(id, merchant_id, delivery_id, number, manual, attempted_at, status_code, error, latency_ms, response_excerpt, stage)
-			VALUES ($1, $2, $3, $4, $5, $6, NULL, '', 0, '', $7)`,
-			c.id, d.merchantID, d.id, c.number, manual, s.db.Time(now), stageSending)
-		return err
+		return s.insertAttempt(ctx, tx, d, c)
 	})
 	if err != nil {
 		return nil, err
 	}
 	return c, nil
+}
+
+// insertAttempt writes claimed attempt c of d to the history as "sending",
+// before its POST leaves.
+func (s *Service) insertAttempt(ctx context.Context, tx *sql.Tx, d *target, c *claimed) error {
+	_, err := tx.ExecContext(ctx, `INSERT INTO webhook_attempts
+		(id, merchant_id, delivery_id, number, manual, attempted_at, status_code, error, latency_ms, response_excerpt, stage)
+		VALUES ($1, $2, $3, $4, $5, $6, NULL, '', 0, '', $7)`,
+		c.id, d.merchantID, d.id, c.number, c.manual, s.db.Time(c.at), stageSending)
+	return err
 }
 
 // closeInterrupted marks the attempt a dead process left "sending" as

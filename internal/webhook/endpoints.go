@@ -77,10 +77,11 @@ func duplicateURL(id string) error {
 
 // endpointWithKey returns the id of the merchant's endpoint (not deleted)
 // whose URL has key, or "". Endpoints registered before URL keys were stored
-// have none; their URL is keyed here.
+// have none; their URL is keyed here, so only they and a keyed match are read.
 func (s *Service) endpointWithKey(ctx context.Context, merchantID, key string) (string, error) {
 	rows, err := s.db.QueryContext(ctx, `SELECT id, url, url_key FROM webhook_endpoints
-		WHERE merchant_id = $1 AND deleted_at IS NULL ORDER BY created_at, id`, merchantID)
+		WHERE merchant_id = $1 AND deleted_at IS NULL AND (url_key = $2 OR url_key IS NULL)
+		ORDER BY created_at, id`, merchantID, key)
 	if err != nil {
 		return "", err
 	}

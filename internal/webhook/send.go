@@ -40,18 +40,14 @@ type message struct {
 // cancellation (shutdown) ends the attempt early; callers tell that apart
 // with ctx.Err().
 func (s *Service) send(ctx context.Context, m message) DeliveryAttempt {
-	at := m.at
-	if at.IsZero() {
-		at = s.stamp()
-	}
-	out := DeliveryAttempt{AttemptedAt: at}
+	out := DeliveryAttempt{AttemptedAt: m.at}
 	// The URL was checked at registration; checking again here keeps an
 	// endpoint registered under sandbox rules from being used in live mode.
 	if err := ValidateURL(m.url, s.live); err != nil {
 		out.Error = "refused: " + err.Error()
 		return out
 	}
-	header, err := SignedHeaders(m.secret, m.deliveryID, m.event, at, m.body, m.test)
+	header, err := SignedHeaders(m.secret, m.deliveryID, m.event, m.at, m.body, m.test)
 	if err != nil {
 		out.Error = err.Error()
 		return out
@@ -198,11 +194,7 @@ func (s *Service) recordTest(ctx context.Context, d *target, endpointID string, 
 			d.id, d.merchantID, endpointID, d.event, d.payload, string(d.state), s.db.Time(now.Add(s.lease())), s.db.Time(now)); err != nil {
 			return err
 		}
-		_, err := tx.ExecContext(ctx, `INSERT INTO webhook_attempts
-			(id, merchant_id, delivery_id, number, manual, attempted_at, status_code, error, latency_ms, response_excerpt, stage)
-			VALUES ($1, $2, $3, 1, TRUE, $4, NULL, '', 0, '', $5)`,
-			c.id, d.merchantID, d.id, s.db.Time(now), stageSending)
-		return err
+		return s.insertAttempt(ctx, tx, d, c)
 	})
 	if err != nil {
 		return nil, err
