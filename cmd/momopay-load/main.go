@@ -372,19 +372,16 @@ func readBack(ctx context.Context, base string, rs []*result, patience time.Dura
 					return
 				}
 				defer resp.Body.Close()
-				var raw map[string]any
-				b, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<16))
-				if json.Unmarshal(b, &raw) != nil {
-					return
+				var tx struct {
+					Status    string    `json:"status"`
+					CreatedAt time.Time `json:"created_at"`
+					UpdatedAt time.Time `json:"updated_at"`
+					ExpiresAt time.Time `json:"expires_at"`
 				}
-				status, _ := raw["status"].(string)
-				if status == "" {
+				if json.NewDecoder(io.LimitReader(resp.Body, 1<<16)).Decode(&tx) != nil || tx.Status == "" {
 					return // an error (429 under load, say): read it again next round
 				}
-				r.final = status
-				r.created = parseTime(raw["created_at"])
-				r.updated = parseTime(raw["updated_at"])
-				r.expiresAt = parseTime(raw["expires_at"])
+				r.final, r.created, r.updated, r.expiresAt = tx.Status, tx.CreatedAt, tx.UpdatedAt, tx.ExpiresAt
 			})
 		}
 		wg.Wait()
@@ -399,12 +396,6 @@ func readBack(ctx context.Context, base string, rs []*result, patience time.Dura
 		}
 		time.Sleep(2 * time.Second)
 	}
-}
-
-func parseTime(v any) time.Time {
-	s, _ := v.(string)
-	t, _ := time.Parse(time.RFC3339Nano, s)
-	return t
 }
 
 func report(w io.Writer, c config, rs []*result, backlog int) {
