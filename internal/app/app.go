@@ -154,7 +154,8 @@ func (a *App) wire(ctx context.Context) error {
 	operators, callbacks := a.sandboxOperators()
 	a.Payments = payment.NewService(a.Transactions, operators, cfg.Now, cfg.PendingTTL, cfg.Logger)
 	handlers.Payments = a.Payments
-	a.sweeper = &jobs.Sweeper{DB: db.DB, Time: db.Time, Handlers: handlers, Now: cfg.Now, Logger: cfg.Logger}
+	a.sweeper = &jobs.Sweeper{OverduePayments: a.Transactions.Overdue, OverdueDeliveries: a.Webhooks.Overdue,
+		Handlers: handlers, Now: cfg.Now, Logger: cfg.Logger}
 
 	a.Handler = api.NewServer(api.Config{
 		Payments: a.Payments, Keys: a.APIKeys, Callbacks: callbacks, RateLimit: cfg.RateLimit, Now: cfg.Now, Logger: cfg.Logger,

@@ -25,12 +25,17 @@ import (
 // job or another instance's sweeper is harmless: Expire settles with one
 // conditional UPDATE and Attempt sends only after winning its claim. The
 // stuck River jobs are rescued later as usual and find nothing left to do.
+//
+// The packages that own the tables find the overdue rows (jobs imports
+// neither: both import jobs).
 type Sweeper struct {
-	// DB holds the transactions and webhook_deliveries tables.
-	DB *sql.DB
-	// Time turns a time into a query argument for DB's engine
-	// (store.DB.Time: text on SQLite, a timestamp on PostgreSQL).
-	Time func(time.Time) any
+	// OverduePayments lists up to limit PENDING payments whose expires_at
+	// is before cutoff, oldest first (store.Transactions.Overdue).
+	OverduePayments func(ctx context.Context, cutoff time.Time, limit int) ([]Ref, error)
+	// OverdueDeliveries lists up to limit pending deliveries whose next
+	// attempt is before cutoff and whose attempt lease has run out by now
+	// (webhook.Service.Overdue).
+	OverdueDeliveries func(ctx context.Context, cutoff, now time.Time, limit int) ([]Ref, error)
 	// Handlers are the domain calls that settle a payment or attempt a
 	// delivery, the same as the workers'.
 	Handlers *Handlers
@@ -96,25 +101,20 @@ func (s *Sweeper) Run(ctx context.Context) {
 func (s *Sweeper) Sweep(ctx context.Context) (payments, deliveries int, err error) {
 	now := s.Now()
 	cutoff := now.Add(-sweepGrace)
-	due, err := s.overdue(ctx, `SELECT merchant_id, id FROM transactions
-		WHERE status = 'PENDING' AND expires_at < $1 ORDER BY expires_at LIMIT $2`, s.Time(cutoff), sweepBatch)
+	due, err := s.OverduePayments(ctx, cutoff, sweepBatch)
 	if err != nil {
 		return 0, 0, err
 	}
-	s.work(ctx, due, func(ctx context.Context, r ref) (time.Duration, error) {
-		return s.Handlers.Payments.Expire(ctx, r.merchantID, r.id)
+	s.work(ctx, due, func(ctx context.Context, r Ref) (time.Duration, error) {
+		return s.Handlers.Payments.Expire(ctx, r.MerchantID, r.ID)
 	}, paymentJobTimeout)
 
-	// A lease still running belongs to an attempt in progress; one that
-	// ran out was left by a process that died mid-attempt.
-	late, err := s.overdue(ctx, `SELECT merchant_id, id FROM webhook_deliveries
-		WHERE state = 'pending' AND next_attempt_at < $1 AND (lease_until IS NULL OR lease_until < $3)
-		ORDER BY next_attempt_at LIMIT $2`, s.Time(cutoff), sweepBatch, s.Time(now))
+	late, err := s.OverdueDeliveries(ctx, cutoff, now, sweepBatch)
 	if err != nil {
 		return len(due), 0, err
 	}
-	s.work(ctx, late, func(ctx context.Context, r ref) (time.Duration, error) {
-		return s.Handlers.Deliveries.Attempt(ctx, r.merchantID, r.id)
+	s.work(ctx, late, func(ctx context.Context, r Ref) (time.Duration, error) {
+		return s.Handlers.Deliveries.Attempt(ctx, r.MerchantID, r.ID)
 	}, webhookJobTimeout)
 	if len(due)+len(late) > 0 {
 		s.Logger.Info("swept overdue work a job had not done", "payments", len(due), "deliveries", len(late))
@@ -122,32 +122,14 @@ func (s *Sweeper) Sweep(ctx context.Context) (payments, deliveries int, err erro
 	return len(due), len(late), nil
 }
 
-// ref names one row: a transaction or a delivery of a merchant.
-type ref struct{ merchantID, id string }
-
-// overdue returns the merchant and row ids that query selects.
-func (s *Sweeper) overdue(ctx context.Context, query string, args ...any) ([]ref, error) {
-	rows, err := s.DB.QueryContext(ctx, query, args...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var refs []ref
-	for rows.Next() {
-		var r ref
-		if err := rows.Scan(&r.merchantID, &r.id); err != nil {
-			return nil, err
-		}
-		refs = append(refs, r)
-	}
-	return refs, rows.Err()
-}
+// Ref names one row: a transaction or a delivery of a merchant.
+type Ref struct{ MerchantID, ID string }
 
 // work runs fn on every ref, sweepParallel at a time, each bounded like the
 // job it stands in for, and waits for all of them. The delay fn returns is
 // dropped: the row itself (status, next_attempt_at) says what comes next,
 // and the River job of the row acts on it once rescued.
-func (s *Sweeper) work(ctx context.Context, refs []ref, fn func(context.Context, ref) (time.Duration, error), timeout time.Duration) {
+func (s *Sweeper) work(ctx context.Context, refs []Ref, fn func(context.Context, Ref) (time.Duration, error), timeout time.Duration) {
 	sem := make(chan struct{}, sweepParallel)
 	var wg sync.WaitGroup
 	for _, r := range refs {
@@ -162,9 +144,27 @@ func (s *Sweeper) work(ctx context.Context, refs []ref, fn func(context.Context,
 			ctx, cancel := context.WithTimeout(ctx, timeout)
 			defer cancel()
 			if _, err := fn(ctx, r); err != nil && ctx.Err() == nil {
-				s.Logger.Warn("sweep could not work an overdue row; will try again", "merchant_id", r.merchantID, "id", r.id, "err", err)
+				s.Logger.Warn("sweep could not work an overdue row; will try again", "merchant_id", r.MerchantID, "id", r.ID, "err", err)
 			}
 		})
 	}
 	wg.Wait()
+}
+
+// CollectRefs reads (merchant_id, id) rows, as the Overdue queries of the
+// owning packages select them, and closes them.
+func CollectRefs(rows *sql.Rows, err error) ([]Ref, error) {
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var refs []Ref
+	for rows.Next() {
+		var r Ref
+		if err := rows.Scan(&r.MerchantID, &r.ID); err != nil {
+			return nil, err
+		}
+		refs = append(refs, r)
+	}
+	return refs, rows.Err()
 }

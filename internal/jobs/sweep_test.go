@@ -45,7 +45,7 @@ func TestSweeperTakesUpOverdueWork(t *testing.T) {
 			if _, err := a.Webhooks.CreateEndpoint(ctx, m.ID, rc.URL); err != nil {
 				t.Fatal(err)
 			}
-			s := &jobs.Sweeper{DB: a.DB.DB, Time: a.DB.Time, Handlers: &jobs.Handlers{Payments: a.Payments, Deliveries: a.Webhooks}, Now: clk.Now, Logger: quiet}
+			s := &jobs.Sweeper{OverduePayments: a.Transactions.Overdue, OverdueDeliveries: a.Webhooks.Overdue, Handlers: &jobs.Handlers{Payments: a.Payments, Deliveries: a.Webhooks}, Now: clk.Now, Logger: quiet}
 			sweep := func(wantPayments, wantDeliveries int) {
 				t.Helper()
 				p, d, err := s.Sweep(ctx)

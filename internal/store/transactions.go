@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/google/uuid"
 
@@ -241,4 +242,13 @@ func (s *Transactions) MerchantOf(ctx context.Context, id string) (string, error
 		return "", payment.ErrNotFound
 	}
 	return m, err
+}
+
+// Overdue lists up to limit of every merchant's PENDING transactions whose
+// expires_at is before cutoff, oldest first: the jobs.Sweeper's backstop for
+// expiry checks a killed process was holding (partial index of migration
+// 00005).
+func (s *Transactions) Overdue(ctx context.Context, cutoff time.Time, limit int) ([]jobs.Ref, error) {
+	return jobs.CollectRefs(s.db.QueryContext(ctx, `SELECT merchant_id, id FROM transactions
+		WHERE status = 'PENDING' AND expires_at < $1 ORDER BY expires_at LIMIT $2`, s.db.Time(cutoff), limit))
 }
