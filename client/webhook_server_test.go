@@ -405,7 +405,9 @@ func testWebhookWrongSecret(t *testing.T, s *testserver.Server) {
 		}
 		deliveries = ds
 		reqs, _ := recv.snapshot()
-		return len(ds) > 0 && len(ds[0].Attempts) > 0 && len(reqs) > 0
+		// An attempt is written down before it is sent and completed after
+		// the answer: wait for the completed one.
+		return len(ds) > 0 && len(ds[0].Attempts) > 0 && !ds[0].Attempts[0].InProgress && len(reqs) > 0
 	}, func() string { return fmt.Sprintf("deliveries: %+v; receiver: %s", deliveries, recv.describe()) })
 
 	if len(deliveries) != 1 {
