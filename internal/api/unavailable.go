@@ -1,0 +1,29 @@
+package api
+
+import (
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/momopay/momopay/internal/payment"
+)
+
+// databaseRetryAfter is the retry_after of a request refused because the
+// database is out of reach. A PostgreSQL restart or fail-over takes a few
+// seconds; asking for more would only slow clients down once it is back.
+const databaseRetryAfter = 2 * time.Second
+
+// databaseUnavailable is the answer to a request that met a database out of
+// reach (store.Unavailable): 503 GATEWAY_UNAVAILABLE with retry_after, the
+// contract's "temporarily unavailable; retry later". The request changed
+// nothing that was acknowledged: a create either committed its one database
+// transaction or did not, and a retry with the same reference says which
+// (201, or 409 naming the transaction).
+func databaseUnavailable(r *http.Request, log *slog.Logger, err error) *payment.Error {
+	log.Warn("database unavailable; answered 503", "request_id", requestID(r.Context()), "method", r.Method, "path", r.URL.Path, "err", err)
+	return &payment.Error{
+		Code:       payment.EUNAVAILABLE,
+		Message:    "the service is temporarily unavailable; retry after retry_after seconds (with the same reference for a payment)",
+		RetryAfter: databaseRetryAfter,
+	}
+}
