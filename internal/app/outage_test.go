@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -399,5 +400,39 @@ func TestDatabaseOutage(t *testing.T) {
 		if err != nil || g.status != http.StatusOK || !finalStatuses[g.tx.Status] {
 			t.Errorf("GET %s after the outage: %+v %v", id, g, err)
 		}
+	}
+}
+
+// TestSQLiteBusy: another process (here, another connection) holds
+// SQLite's write lock for longer than the busy timeout. Requests that need
+// to write are answered with the contract's 503 and retry_after, not 500,
+// and succeed once the lock is let go.
+func TestSQLiteBusy(t *testing.T) {
+	t.Parallel()
+	dbURL := testdb.URL(t, "sqlite")
+	srv := testserver.Start(t, testserver.Options{DatabaseURL: dbURL})
+	other, err := sql.Open("sqlite", "file:"+strings.TrimPrefix(dbURL, "sqlite:")+"?_pragma=busy_timeout(0)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	lock, err := other.Conn(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lock.Close()
+	if _, err := lock.ExecContext(t.Context(), "BEGIN IMMEDIATE"); err != nil {
+		t.Fatal(err)
+	}
+	a, err := createPayment(srv, "busy-1", sandbox.PhoneSuccess)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkUnavailable(t, "create while another process holds the write lock", a)
+	if _, err := lock.ExecContext(t.Context(), "ROLLBACK"); err != nil {
+		t.Fatal(err)
+	}
+	if a, err = createPayment(srv, "busy-1", sandbox.PhoneSuccess); err != nil || a.status != http.StatusCreated {
+		t.Fatalf("create with the same reference once the lock is gone: %+v %v", a, err)
 	}
 }
