@@ -147,6 +147,8 @@ func init() {
 			"Attempt a pending or undelivered delivery once more, now; a pending one keeps its automatic schedule.", (*cli).webhookResend},
 		{"webhook test", "webhook test --merchant MERCHANT_ID ENDPOINT_ID [--db URL] [--json]",
 			"Send a transaction.test event to an endpoint, once, and wait for its answer.", (*cli).webhookTest},
+		{"backup", "backup --to FILE [--db URL] [--json]",
+			"Copy a SQLite database, consistently, while it serves; the file must not exist yet. For PostgreSQL use pg_dump.", (*cli).backup},
 		{"version", "version [--json]",
 			"Print the version.", (*cli).version},
 	}
