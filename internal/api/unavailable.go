@@ -3,6 +3,7 @@ package api
 import (
 	"log/slog"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/momopay/momopay/internal/payment"
@@ -20,10 +21,38 @@ const databaseRetryAfter = 2 * time.Second
 // transaction or did not, and a retry with the same reference says which
 // (201, or 409 naming the transaction).
 func databaseUnavailable(r *http.Request, log *slog.Logger, err error) *payment.Error {
-	log.Warn("database unavailable; answered 503", "request_id", requestID(r.Context()), "method", r.Method, "path", r.URL.Path, "err", err)
+	if n, ok := outageLog.due(time.Now()); ok {
+		log.Warn("database unavailable; answered 503", "request_id", requestID(r.Context()), "method", r.Method, "path", r.URL.Path,
+			"err", err, "also_answered_503_since_last_line", n)
+	}
 	return &payment.Error{
 		Code:       payment.EUNAVAILABLE,
 		Message:    "the service is temporarily unavailable; retry after retry_after seconds (with the same reference for a payment)",
 		RetryAfter: databaseRetryAfter,
 	}
+}
+
+// outageLog keeps an outage from writing one line per refused request:
+// every client retrying at once would flood the log with the same cause.
+var outageLog throttle
+
+// throttle lets one event through per second and counts the others.
+type throttle struct {
+	mu         sync.Mutex
+	last       time.Time
+	suppressed int
+}
+
+// due reports whether an event at now may be logged and, if so, how many
+// were held back since the last one logged.
+func (t *throttle) due(now time.Time) (int, bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if now.Sub(t.last) < time.Second {
+		t.suppressed++
+		return 0, false
+	}
+	n := t.suppressed
+	t.last, t.suppressed = now, 0
+	return n, true
 }
