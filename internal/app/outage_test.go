@@ -215,8 +215,12 @@ var finalStatuses = map[string]bool{"SUCCESS": true, "FAILED": true, "EXPIRED": 
 // settle is settled before it expires) and the sweeper.
 func TestDatabaseOutage(t *testing.T) {
 	t.Parallel()
-	proxy := startDBProxy(t, "127.0.0.1:5432")
 	dbURL := testdb.URL(t, "postgres")
+	u, err := url.Parse(dbURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy := startDBProxy(t, u.Host)
 	const ttl = 12 * time.Second
 	srv := testserver.Start(t, testserver.Options{DatabaseURL: proxy.through(t, dbURL), PendingTTL: ttl})
 
