@@ -120,6 +120,7 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 
 func (a *App) wire(ctx context.Context) error {
 	cfg, db := a.cfg, a.DB
+	var err error
 	unlock, err := db.LockSchema(ctx) // instances starting together migrate one at a time
 	if err != nil {
 		return err

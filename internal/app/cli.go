@@ -111,6 +111,8 @@ func init() {
 			"Run the API, the operators' callbacks and the background workers until SIGINT or SIGTERM. Creates and migrates the database if needed.", (*cli).serve},
 		{"migrate", "migrate [--db URL] [--json]",
 			"Create the database if needed and apply the schema migrations it lacks.", (*cli).migrate},
+		{"backup", "backup --to FILE [--db URL] [--json]",
+			"Copy a SQLite database, consistently, while it serves; the file must not exist yet. For PostgreSQL use pg_dump.", (*cli).backup},
 		{"merchant create", "merchant create --name NAME --email EMAIL --password-stdin [--db URL] [--json]",
 			"Add a merchant; its dashboard password is read from standard input.", (*cli).merchantCreate},
 		{"merchant list", "merchant list [--db URL] [--json]",
@@ -147,8 +149,6 @@ func init() {
 			"Attempt a pending or undelivered delivery once more, now; a pending one keeps its automatic schedule.", (*cli).webhookResend},
 		{"webhook test", "webhook test --merchant MERCHANT_ID ENDPOINT_ID [--db URL] [--json]",
 			"Send a transaction.test event to an endpoint, once, and wait for its answer.", (*cli).webhookTest},
-		{"backup", "backup --to FILE [--db URL] [--json]",
-			"Copy a SQLite database, consistently, while it serves; the file must not exist yet. For PostgreSQL use pg_dump.", (*cli).backup},
 		{"version", "version [--json]",
 			"Print the version.", (*cli).version},
 	}
