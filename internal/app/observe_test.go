@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/rand"
 	"encoding/json"
 	"io"
 	"log/slog"
@@ -438,4 +439,237 @@ func logLines(t testing.TB, log string) []map[string]any {
 		out = append(out, line)
 	}
 	return out
+}
+
+// TestNoSecretInLogs drives a served momopay through everything that
+// handles a secret (API keys used, revoked and guessed; a webhook endpoint's
+// signing secret, deliveries and a test event; the operator's signed
+// callbacks and forged ones carrying credentials; merchants' passwords at
+// /auth/login when the dashboard serves it) with every log line captured at
+// debug level, and finds none of those secrets, nor a recognisable piece
+// of one, in the log. It also checks what a request line carries.
+func TestNoSecretInLogs(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	var log syncBuffer
+	s := testserver.Start(t, testserver.Options{Log: &log})
+	secrets := map[string]string{
+		"API key":                 s.APIKey,
+		"test merchant password":  "correct horse battery",
+		"sandbox callback secret": string(s.App.SandboxCallbackSecret),
+	}
+
+	password := "pw-" + strings.ToLower(rand32())
+	merchant, err := s.App.Merchants.Create(ctx, "Secretive", "secretive@example.com", password, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	secrets["merchant password"] = password
+	_, key, err := s.App.APIKeys.Create(ctx, merchant.ID, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	secrets["second API key"] = key
+	revokedID, revoked, err := s.App.APIKeys.Create(ctx, merchant.ID, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.App.APIKeys.Revoke(ctx, merchant.ID, revokedID.ID, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	secrets["revoked API key"] = revoked
+	guessed := "service_live_" + rand32()
+	secrets["guessed API key"] = guessed
+
+	rc := &receiver{}
+	hook := httptest.NewServer(rc)
+	defer hook.Close()
+	ep, err := s.App.Webhooks.CreateEndpoint(ctx, merchant.ID, hook.URL+"/hook")
+	if err != nil {
+		t.Fatal(err)
+	}
+	secrets["webhook secret"] = ep.Secret
+	if _, err := s.App.Webhooks.Test(ctx, merchant.ID, ep.ID); err != nil {
+		t.Fatal(err)
+	}
+
+	// Payments settled by the operator's signed callbacks, and deliveries.
+	_, paid := createPayment(t, s, key, "secret-1", "AIRTEL", sandbox.PhoneSuccess)
+	_, refused := createPayment(t, s, key, "secret-2", "MOOV", sandbox.PhoneFailure)
+	waitFinal(t, s, key, paid["id"].(string))
+	waitFinal(t, s, key, refused["id"].(string))
+	eventually(t, "three webhook requests", func() bool { return rc.count() == 3 })
+
+	if code, _ := call(t, http.MethodGet, s.URL+"/v1/transactions", s.APIKey, ""); code != http.StatusOK {
+		t.Fatalf("list: %d", code)
+	}
+	// Refused authentications, each carrying a key.
+	for _, h := range []string{"Bearer " + revoked, "Bearer " + guessed, "Basic " + key, guessed} {
+		req, _ := http.NewRequest(http.MethodGet, s.URL+"/v1/transactions?api_key="+guessed, nil)
+		req.Header.Set("Authorization", h)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusUnauthorized {
+			t.Fatalf("authentication with %q: %d", h[:6], resp.StatusCode)
+		}
+	}
+	// Forged callbacks: a credential in the header, a wrong signature made
+	// with a guessed secret, a body naming the secret.
+	operatorPassword := "op-" + rand32()
+	secrets["operator credential"] = operatorPassword
+	body, sig := sandbox.SignedCallback([]byte(operatorPassword), "SERVICE-ABCDEFGH", operator.Outcome{State: operator.Succeeded})
+	call(t, http.MethodPost, s.URL+"/callbacks/airtel", "", string(body), sandbox.SignatureHeader, sig,
+		"Authorization", "Basic "+operatorPassword, "X-Callback-Token", operatorPassword)
+	call(t, http.MethodPost, s.URL+"/callbacks/airtel", "", `{"secret":"`+operatorPassword+`"}`)
+
+	// The dashboard's login, when this build has one: right and wrong
+	// passwords, and whatever session it hands out.
+	for _, pw := range []string{password, password + "-wrong"} {
+		form := "email=secretive%40example.com&password=" + pw
+		resp, err := http.Post(s.URL+"/auth/login", "application/x-www-form-urlencoded", strings.NewReader(form))
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		for _, c := range resp.Cookies() {
+			secrets["session cookie "+c.Name] = c.Value
+		}
+	}
+
+	out := log.String()
+	lines := logLines(t, out)
+	if len(lines) < 20 {
+		t.Fatalf("only %d log lines: is the log captured?", len(lines))
+	}
+	for what, secret := range secrets {
+		if len(secret) < 12 {
+			continue // an empty cookie, say: nothing to find
+		}
+		// The whole secret, and its last 12 characters: a secret logged
+		// without its prefix, or cut, is still a leak.
+		for _, needle := range []string{secret, secret[len(secret)-12:]} {
+			if i := strings.Index(out, needle); i >= 0 {
+				t.Errorf("the %s appears in the log: ...%s...", what, out[max(0, i-200):i])
+			}
+		}
+	}
+
+	// Request lines: id, merchant, route, status, latency; a payment line
+	// and a delivery line carry their ids.
+	var request, requested, delivered bool
+	for _, l := range lines {
+		switch l["msg"] {
+		case "request":
+			if l["method"] == "POST" && l["route"] == "/v1/transactions" && l["status"] == float64(201) {
+				request = l["merchant_id"] == merchant.ID && l["request_id"] != "" && l["level"] == "INFO" && l["duration_ms"] != nil
+			}
+		case "payment requested":
+			requested = requested || l["transaction_id"] == paid["id"]
+		case "webhook delivered":
+			delivered = delivered || l["delivery_id"] != nil
+		}
+	}
+	if !request || !requested || !delivered {
+		t.Errorf("request line with its fields %v, payment line %v, delivery line %v", request, requested, delivered)
+	}
+}
+
+func rand32() string { return rand.Text() }
+
+// serveCLI runs "momopay serve" in-process, as main does, until the test
+// ends, and returns its log and the URL its line msg announces.
+func serveCLI(t *testing.T, env map[string]string, args ...string) (*syncBuffer, func(msg string) string) {
+	t.Helper()
+	var stdout, stderr syncBuffer
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	args = append([]string{"serve", "--db", t.TempDir() + "/m.db", "--addr", "127.0.0.1:0"}, args...)
+	go func() {
+		done <- app.Run(ctx, args, func(k string) string { return env[k] }, strings.NewReader(""), &stdout, &stderr)
+	}()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("serve: %v", err)
+		}
+	})
+	urlOf := func(msg string) string {
+		var url string
+		eventually(t, "the line "+msg, func() bool {
+			for line := range strings.Lines(stderr.String()) {
+				var l map[string]any
+				if json.Unmarshal([]byte(line), &l) == nil && l["msg"] == msg {
+					url, _ = l["url"].(string)
+					return true
+				}
+			}
+			return false
+		})
+		return url
+	}
+	return &stderr, urlOf
+}
+
+// TestServeAdminListener: serve opens the admin listener named by
+// --admin-addr (or MOMOPAY_ADMIN_ADDR), logs JSON when its output is not a
+// terminal, and takes its log settings from flags or the environment.
+func TestServeAdminListener(t *testing.T) {
+	t.Parallel()
+	log, urlOf := serveCLI(t, nil, "--admin-addr", "127.0.0.1:0")
+	admin, public := urlOf("admin listening"), urlOf("momopay listening")
+	eventually(t, "/readyz 200", func() bool { code, _ := get(t, admin+"/readyz"); return code == http.StatusOK })
+	if code, body := get(t, admin+"/metrics"); code != http.StatusOK || !strings.Contains(body, "momopay_database_up 1") {
+		t.Errorf("/metrics: %d", code)
+	}
+	if code, _ := get(t, public+"/healthz"); code != http.StatusOK {
+		t.Errorf("/healthz: %d", code)
+	}
+	for _, l := range logLines(t, log.String()) {
+		if l["level"] == "DEBUG" {
+			t.Errorf("a DEBUG line at the default level: %v", l)
+		}
+	}
+
+	// From the environment: text at debug level, and no admin listener.
+	textLog, _ := serveCLI(t, map[string]string{"MOMOPAY_ADMIN_ADDR": "off", "MOMOPAY_LOG_FORMAT": "text", "MOMOPAY_LOG_LEVEL": "debug"})
+	eventually(t, "the text line", func() bool { return strings.Contains(textLog.String(), `msg="momopay listening"`) })
+	url := textLog.String()[strings.Index(textLog.String(), "url=")+4:]
+	url = url[:strings.IndexByte(url, ' ')]
+	get(t, url+"/healthz")
+	eventually(t, "a DEBUG request line", func() bool { return strings.Contains(textLog.String(), "level=DEBUG msg=request") })
+	if strings.Contains(textLog.String(), "admin listening") {
+		t.Error("MOMOPAY_ADMIN_ADDR=off still opened the admin listener")
+	}
+}
+
+// TestServeRefusesBadLogAndAdminSettings: a bad log setting or admin
+// address is refused before anything starts, naming the setting.
+func TestServeRefusesBadLogAndAdminSettings(t *testing.T) {
+	t.Parallel()
+	busy, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer busy.Close()
+	cases := []struct {
+		env  map[string]string
+		args []string
+		want string
+	}{
+		{nil, []string{"--log-format", "xml"}, `--log-format "xml" is not a format`},
+		{nil, []string{"--log-level", "loud"}, `--log-level "loud" is not a level`},
+		{map[string]string{"MOMOPAY_LOG_LEVEL": "verbose"}, nil, `--log-level "verbose" is not a level`},
+		{map[string]string{"MOMOPAY_LOG_FORMAT": "yaml"}, nil, `--log-format "yaml" is not a format`},
+		{nil, []string{"--admin-addr", busy.Addr().String()}, "cannot listen on " + busy.Addr().String() + " for the admin listener"},
+	}
+	for _, c := range cases {
+		db := t.TempDir() + "/refused.db"
+		_, _, err := cliRun(t, c.env, "", append([]string{"serve", "--db", db, "--addr", "127.0.0.1:0"}, c.args...)...)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("serve %v %v: %v, want %q", c.env, c.args, err, c.want)
+		}
+	}
 }
