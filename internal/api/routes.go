@@ -25,6 +25,7 @@ type Server struct {
 	callbacks map[payment.Operator]operator.CallbackReader
 	now       func() time.Time
 	log       *slog.Logger
+	observe   ObserveRequest
 }
 
 // Config carries the Server's collaborators.
@@ -36,12 +37,14 @@ type Config struct {
 	RateLimit RateLimit
 	Now       func() time.Time
 	Logger    *slog.Logger
+	// ObserveRequest, when set, is told about every request (metrics).
+	ObserveRequest ObserveRequest
 }
 
 // NewServer builds the HTTP handler of the whole service.
 func NewServer(cfg Config) *Server {
 	return &Server{
-		payments: cfg.Payments, keys: cfg.Keys, callbacks: cfg.Callbacks, now: cfg.Now, log: cfg.Logger,
+		payments: cfg.Payments, keys: cfg.Keys, callbacks: cfg.Callbacks, now: cfg.Now, log: cfg.Logger, observe: cfg.ObserveRequest,
 		keyLimits:    newLimiterSet(cfg.RateLimit, maxLimiters),
 		authFailures: newLimiterSet(AuthFailureLimit, maxLimiters),
 	}
@@ -64,7 +67,7 @@ func (s *Server) Handler() http.Handler {
 	mux.Handle("GET /v1/openapi.json", handleOpenAPI())
 	mux.Handle("GET /healthz", handleHealth())
 	mux.Handle("/", notFound())
-	return withRequest(s.log, mux)
+	return withRequest(s.log, s.observe, mux)
 }
 
 func methodNotAllowed(allow string) http.Handler {

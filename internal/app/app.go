@@ -16,6 +16,7 @@ import (
 
 	"github.com/momopay/momopay/internal/api"
 	"github.com/momopay/momopay/internal/jobs"
+	"github.com/momopay/momopay/internal/metrics"
 	"github.com/momopay/momopay/internal/operator"
 	"github.com/momopay/momopay/internal/operator/sandbox"
 	"github.com/momopay/momopay/internal/payment"
@@ -44,6 +45,9 @@ type Config struct {
 	ExistingDatabase bool
 	Now              func() time.Time
 	Logger           *slog.Logger
+	// MetricsRefresh is how long the database readings behind the metrics
+	// are reused between scrapes (default 10 s); tests shorten it.
+	MetricsRefresh time.Duration
 }
 
 func (c *Config) defaults() error {
@@ -98,6 +102,12 @@ type App struct {
 	callbackBase atomic.Value
 	// sweeper takes up, while serving, what a killed process's jobs held.
 	sweeper *jobs.Sweeper
+	// Metrics are served on the admin listener (adminserver.go); breakers
+	// are the operators' circuit breakers they report on, and jobsRunning
+	// tells /readyz that Serve runs the job client.
+	Metrics     *metrics.Metrics
+	breakers    map[string]operator.Operator
+	jobsRunning atomic.Bool
 }
 
 // Open connects to the database, applies migrations and wires everything.
@@ -120,6 +130,7 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 
 func (a *App) wire(ctx context.Context) error {
 	cfg, db := a.cfg, a.DB
+	a.Metrics = metrics.New()
 	var err error
 	unlock, err := db.LockSchema(ctx) // instances starting together migrate one at a time
 	if err != nil {
@@ -151,20 +162,23 @@ func (a *App) wire(ctx context.Context) error {
 	a.Cases = store.NewReconciliationCases(db)
 	a.Webhooks = webhook.NewService(webhook.Config{
 		DB: db, Jobs: client, Live: cfg.Mode == ModeLive, Now: cfg.Now, Logger: cfg.Logger,
+		ObserveAttempt: a.Metrics.ObserveWebhookAttempt,
 	})
 	// The outbox: deliveries and their jobs commit with the state change.
 	a.Transactions.OnSettled = a.Webhooks.Enqueue
 	handlers.Deliveries = a.Webhooks
 
 	operators, callbacks := a.sandboxOperators()
-	a.Payments = payment.NewService(a.Transactions, operators, cfg.Now, cfg.PendingTTL, cfg.Logger)
+	a.Payments = payment.NewService(a.Metrics.Store(a.Transactions), operators, cfg.Now, cfg.PendingTTL, cfg.Logger)
 	handlers.Payments = a.Payments
 	a.sweeper = &jobs.Sweeper{OverduePayments: a.Transactions.Overdue, OverdueDeliveries: a.Webhooks.Overdue,
 		Handlers: handlers, Now: cfg.Now, Logger: cfg.Logger}
 
 	a.Handler = api.NewServer(api.Config{
-		Payments: a.Payments, Keys: a.APIKeys, Callbacks: callbacks, RateLimit: cfg.RateLimit, Now: cfg.Now, Logger: cfg.Logger,
+		Payments: a.Metrics.Payments(a.Payments), Keys: a.APIKeys, Callbacks: callbacks, RateLimit: cfg.RateLimit, Now: cfg.Now, Logger: cfg.Logger,
+		ObserveRequest: a.Metrics.ObserveRequest,
 	}).Handler()
+	a.registerCollector()
 	return nil
 }
 
@@ -181,6 +195,7 @@ func (a *App) sandboxOperators() (map[payment.Operator]operator.Operator, map[pa
 	}
 	a.SandboxCallbackSecret = cb.Secret
 	operators := map[payment.Operator]operator.Operator{}
+	a.breakers = map[string]operator.Operator{}
 	callbacks := map[payment.Operator]operator.CallbackReader{}
 	// One circuit per merchant: the sandbox's outages are one merchant's
 	// test number, and must not refuse every other merchant's pushes.
@@ -188,7 +203,8 @@ func (a *App) sandboxOperators() (map[payment.Operator]operator.Operator, map[pa
 	breaker.PerMerchant = true
 	for _, code := range payment.Operators {
 		sb := sandbox.New(string(code), a.cfg.Now, cb, a.cfg.Logger)
-		operators[code] = operator.WithBreaker(string(code), sb, breaker)
+		a.breakers[string(code)] = operator.WithBreaker(string(code), sb, breaker)
+		operators[code] = a.Metrics.Operator(string(code), a.breakers[string(code)])
 		callbacks[code] = sb
 	}
 	return operators, callbacks
@@ -217,6 +233,7 @@ func (a *App) Serve(ctx context.Context, ln net.Listener) error {
 	if err := a.Jobs.Start(context.WithoutCancel(ctx)); err != nil {
 		return fmt.Errorf("start jobs: %w", err)
 	}
+	a.jobsRunning.Store(true)
 	stopSweep := a.sweeper.Start(ctx)
 	a.callbackBase.Store("http://" + ln.Addr().String() + "/callbacks/")
 	defer a.callbackBase.Store("")
@@ -236,6 +253,7 @@ func (a *App) Serve(ctx context.Context, ln net.Listener) error {
 	case <-ctx.Done():
 	case err = <-errc:
 	}
+	a.jobsRunning.Store(false) // /readyz: this instance is going away
 	shutdown, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()
 	srv.Shutdown(shutdown)

@@ -21,6 +21,9 @@ var flagEnv = map[string]string{
 	"pending-ttl": "MOMOPAY_PENDING_TTL",
 	"rate-limit":  "MOMOPAY_RATE_LIMIT",
 	"rate-burst":  "MOMOPAY_RATE_BURST",
+	"admin-addr":  "MOMOPAY_ADMIN_ADDR",
+	"log-format":  "MOMOPAY_LOG_FORMAT",
+	"log-level":   "MOMOPAY_LOG_LEVEL",
 }
 
 // newFlags starts the flag set of a command. It prints nothing itself:

@@ -5,7 +5,6 @@ import (
 	"crypto/rand"
 	"flag"
 	"fmt"
-	"log/slog"
 	"math"
 	"net"
 	"os"
@@ -29,6 +28,9 @@ func (c *cli) serve(ctx context.Context, args []string) error {
 	ttl := fs.Duration("pending-ttl", payment.DefaultPendingTTL, fmt.Sprintf("sandbox only: how long a payment may stay PENDING, %s to %s, e.g. 30s (env MOMOPAY_PENDING_TTL)", minPendingTTL, payment.DefaultPendingTTL))
 	rateLimit := fs.Float64("rate-limit", api.DefaultRateLimit.PerSecond, "requests per second allowed per API key; 0 turns the limit off (env MOMOPAY_RATE_LIMIT)")
 	rateBurst := fs.Int("rate-burst", api.DefaultRateLimit.Burst, "requests an API key may send at once above the rate (env MOMOPAY_RATE_BURST)")
+	adminAddr := fs.String("admin-addr", "127.0.0.1:9090", "admin listener for /metrics, /livez, /readyz and /debug/pprof/; keep it private; \"off\" turns it off (env MOMOPAY_ADMIN_ADDR)")
+	logFormat := fs.String("log-format", "", "log format: json or text (default json, or text when stderr is a terminal) (env MOMOPAY_LOG_FORMAT)")
+	logLevel := fs.String("log-level", "info", "least severe log lines written: debug, info, warn or error (env MOMOPAY_LOG_LEVEL)")
 	if err := c.parseNone(fs, args); err != nil {
 		return err
 	}
@@ -47,21 +49,31 @@ func (c *cli) serve(ctx context.Context, args []string) error {
 	case *rateBurst < 0 || (*rateLimit > 0 && *rateBurst < 1):
 		return fmt.Errorf("serve: --rate-burst %d is out of range: give at least 1 while --rate-limit is on (env MOMOPAY_RATE_BURST)", *rateBurst)
 	}
+	logger, err := NewLogger(c.stderr, *logFormat, *logLevel)
+	if err != nil {
+		return fmt.Errorf("serve: %w", err)
+	}
 	// Listen first: a port in use is refused before a database is created.
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {
 		return fmt.Errorf("serve: cannot listen on %s: %w (pass another --addr, or stop what holds the port)", *addr, err)
 	}
-	logger := slog.New(slog.NewTextHandler(c.stderr, nil))
+	adminLn, err := listenAdmin(*adminAddr)
+	if err != nil {
+		ln.Close()
+		return err
+	}
 	a, err := Open(ctx, Config{
 		DatabaseURL: *db, Mode: *mode, PendingTTL: *ttl,
 		RateLimit: api.RateLimit{PerSecond: *rateLimit, Burst: *rateBurst}, Logger: logger,
 	})
 	if err != nil {
 		ln.Close()
+		closeListener(adminLn)
 		return err
 	}
 	defer a.Close()
+	defer a.startAdmin(ctx, adminLn, logger)()
 	if warning := looseFileMode(*db); warning != "" {
 		logger.Warn(warning)
 	}

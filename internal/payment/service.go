@@ -160,6 +160,7 @@ func (s *Service) Initiate(ctx context.Context, merchantID string, req CreateReq
 		s.log.Error("could not record the push as taken", "transaction_id", t.ID, "err", err)
 	}
 	t.PushInFlight = false
+	s.log.Info("payment requested", "transaction_id", t.ID, "merchant_id", merchantID, "operator", t.Operator)
 	return t, nil
 }
 
