@@ -283,7 +283,11 @@ func TestDatabaseOutage(t *testing.T) {
 	for w := range 4 {
 		wg.Go(func() { drive(ctx, w) })
 	}
-	time.Sleep(time.Second)
+	for deadline := time.Now().Add(time.Minute); nOK.Load() < 8; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("only %d payments acknowledged in a minute before the outage", nOK.Load())
+		}
+	}
 	before := nOK.Load()
 	proxy.cut()
 	cutAt := time.Now()
