@@ -60,7 +60,7 @@ type errorObject struct {
 // INTERNAL_ERROR: SQL and Go internals never reach a caller.
 func writeError(w http.ResponseWriter, r *http.Request, log *slog.Logger, err error) {
 	e, ok := errors.AsType[*payment.Error](err)
-	if !ok && store.Unavailable(err) {
+	if !ok && (store.Unavailable(err) || budgetSpent(r, err)) {
 		e, ok = databaseUnavailable(r, log, err), true
 	}
 	if !ok || e.Code == payment.EINTERNAL {

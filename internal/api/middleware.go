@@ -150,6 +150,8 @@ type KeyAuthenticator interface {
 // sharing an address with the guesser notice.
 func (s *Server) requireKey(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		r, cancel := withBudget(r)
+		defer cancel()
 		now, addr := s.now(), clientAddress(r.RemoteAddr)
 		if wait, out := s.authFailures.empty(addr, now); out {
 			writeRateLimited(w, wait, "too many failed authentications from this address; retry after retry_after seconds")

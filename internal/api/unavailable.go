@@ -1,6 +1,8 @@
 package api
 
 import (
+	"context"
+	"errors"
 	"log/slog"
 	"net/http"
 	"sync"
@@ -13,6 +15,27 @@ import (
 // database is out of reach. A PostgreSQL restart or fail-over takes a few
 // seconds; asking for more would only slow clients down once it is back.
 const databaseRetryAfter = 2 * time.Second
+
+// requestBudget bounds how long an API request may wait for the database
+// (and for a concurrent create's push, pushTimeout and its margin: 20 s),
+// so that it is answered 503 rather than cut off by the server's 30 s write
+// timeout. A database that refuses connections fails at once; this is for
+// one that makes requests queue: a SQLite file whose write lock another
+// process holds, where every waiter ahead of a request, job workers
+// included, first waits out the busy timeout.
+const requestBudget = 25 * time.Second
+
+// withBudget gives r's context the request budget.
+func withBudget(r *http.Request) (*http.Request, context.CancelFunc) {
+	ctx, cancel := context.WithTimeout(r.Context(), requestBudget)
+	return r.WithContext(ctx), cancel
+}
+
+// budgetSpent reports whether err is r's own budget running out; a client
+// that hangs up cancels the context instead.
+func budgetSpent(r *http.Request, err error) bool {
+	return errors.Is(err, context.DeadlineExceeded) && errors.Is(r.Context().Err(), context.DeadlineExceeded)
+}
 
 // databaseUnavailable is the answer to a request that met a database out of
 // reach (store.Unavailable): 503 GATEWAY_UNAVAILABLE with retry_after, the
