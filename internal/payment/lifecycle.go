@@ -57,7 +57,7 @@ func (s *Service) Settle(ctx context.Context, merchantID, id string, to Status, 
 	}
 	switch {
 	case changed:
-		s.log.Info("transaction settled", "transaction_id", id, "status", to, "source", source)
+		s.log.Info("transaction settled", "transaction_id", id, "merchant_id", merchantID, "status", to, "source", source)
 	case !t.Status.Final():
 		s.log.Info("early expiry report held until expires_at", "transaction_id", id, "source", source, "expires_at", t.ExpiresAt)
 	case t.Status != to && to != StatusTimeout:
