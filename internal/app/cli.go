@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -13,8 +14,6 @@ import (
 	"github.com/momopay/momopay/internal/payment"
 )
 
-// Version is set at build time with -ldflags "-X ...app.Version=...".
-var Version = "dev"
 
 // Env reads configuration from the environment; tests pass a map lookup.
 type Env func(string) string
@@ -147,8 +146,10 @@ func init() {
 			"Attempt a pending or undelivered delivery once more, now; a pending one keeps its automatic schedule.", (*cli).webhookResend},
 		{"webhook test", "webhook test --merchant MERCHANT_ID ENDPOINT_ID [--db URL] [--json]",
 			"Send a transaction.test event to an endpoint, once, and wait for its answer.", (*cli).webhookTest},
+		{"config check", "config check [SERVE FLAGS] [--json]",
+			"Print the settings serve would run with (secrets hidden) and where each comes from, check them (the database and Redis reachable), and exit 1 naming every problem.", (*cli).configCheck},
 		{"version", "version [--json]",
-			"Print the version.", (*cli).version},
+			"Print the version, commit and build date.", (*cli).version},
 	}
 }
 
@@ -198,6 +199,10 @@ type cli struct {
 	stdin  io.Reader
 	stdout io.Writer
 	stderr io.Writer
+	// inspect, when set, gets a command's parsed flags, where each value
+	// came from and the bad variables, and the command stops there
+	// (config_cli.go).
+	inspect func(fs *flag.FlagSet, from map[string]string, bad []error)
 }
 
 // open wires the app for an administrative command: no workers, quiet
@@ -234,17 +239,4 @@ func (c *cli) table(header string, rows func(w io.Writer)) {
 	fmt.Fprintln(tw, header)
 	rows(tw)
 	tw.Flush()
-}
-
-func (c *cli) version(_ context.Context, args []string) error {
-	fs := c.newFlags("version")
-	asJSON := jsonFlag(fs)
-	if err := c.parseNone(fs, args); err != nil {
-		return err
-	}
-	if *asJSON {
-		return c.printJSON(map[string]string{"version": Version})
-	}
-	fmt.Fprintln(c.stdout, "momopay", Version)
-	return nil
 }
