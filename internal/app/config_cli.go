@@ -79,6 +79,7 @@ var configChecks = []configCheck{
 	{run: checkRateLimit},
 	{run: checkShutdownGrace},
 	{run: checkRedisURL},
+	{reach: true, run: checkLiveMode},
 	{reach: true, run: checkDatabase},
 	{reach: true, run: checkRedisReachable},
 }
@@ -107,6 +108,21 @@ func checkMode(_ context.Context, s settings) []string {
 		return []string{fmt.Sprintf("--mode %q is not a mode: use sandbox or live (env MOMOPAY_MODE)", mode)}
 	case mode == ModeLive && s.given("pending-ttl"):
 		return []string{fmt.Sprintf("--pending-ttl (MOMOPAY_PENDING_TTL) is for sandbox mode only: live payments stay PENDING %s", payment.DefaultPendingTTL)}
+	}
+	return nil
+}
+
+// checkLiveMode asks Open's own validation whether live mode can start
+// with these settings (serve meets the same answer when it opens). A
+// setting that live mode needs belongs in the Config built here, or in a
+// check of its own.
+func checkLiveMode(_ context.Context, s settings) []string {
+	if s.str("mode") != ModeLive {
+		return nil
+	}
+	cfg := Config{Mode: ModeLive, DatabaseURL: s.str("db")}
+	if err := cfg.defaults(); err != nil {
+		return []string{fmt.Sprintf("--mode live: %v (env MOMOPAY_MODE)", err)}
 	}
 	return nil
 }
@@ -174,7 +190,7 @@ func checkDatabase(ctx context.Context, s settings) []string {
 	if errors.As(err, &missing) {
 		dir := filepath.Dir(missing.Path)
 		if st, err := os.Stat(dir); err != nil || !st.IsDir() {
-			return []string{fmt.Sprintf("--db: the folder %s of the SQLite database does not exist (env MOMOPAY_DATABASE_URL)", dir)}
+			return []string{fmt.Sprintf("--db: the folder %s does not exist, so serve cannot create the SQLite database there (env MOMOPAY_DATABASE_URL)", dir)}
 		}
 		return nil
 	}
@@ -190,7 +206,7 @@ func checkDatabase(ctx context.Context, s settings) []string {
 // prints each setting with its source, runs every check and exits non-zero
 // naming all the problems.
 func (c *cli) configCheck(ctx context.Context, args []string) error {
-	asJSON := false
+	asJSON, _ := strconv.ParseBool(c.getenv(envOf("json")))
 	var serveArgs []string
 	for _, a := range args {
 		switch a {
@@ -273,7 +289,7 @@ func (c *cli) configCheckHelp(ctx context.Context) error {
 	s.fs.SetOutput(c.stdout)
 	s.fs.PrintDefaults()
 	s.fs.SetOutput(io.Discard)
-	fmt.Fprintln(c.stdout, "  -json\n    \tprint one JSON object on stdout")
+	fmt.Fprintf(c.stdout, "  -json\n    \tprint one JSON object on stdout (env %s)\n", envOf("json"))
 	return errHelpShown
 }
 

@@ -107,6 +107,7 @@ func (c *cli) parse(fs *flag.FlagSet, args []string) ([]string, error) {
 		if v := c.getenv(env); v != "" {
 			if e := fs.Set(f.Name, v); e != nil {
 				errs = append(errs, fmt.Errorf("%s=%q is not a valid value for --%s: %v", env, v, f.Name, e))
+				fs.Set(f.Name, f.DefValue) // a failed Set may leave a zero value
 				return
 			}
 			from[f.Name] = fromEnv
