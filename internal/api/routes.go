@@ -34,10 +34,11 @@ type Config struct {
 	Callbacks map[payment.Operator]operator.CallbackReader
 	// RateLimit applies per API key; the zero value turns it off.
 	RateLimit RateLimit
-	// KeyLimiter counts RateLimit; nil counts it in this process alone.
-	KeyLimiter KeyLimiter
 	Now       func() time.Time
 	Logger    *slog.Logger
+
+	// KeyLimiter counts RateLimit; nil counts it in this process alone.
+	KeyLimiter KeyLimiter
 }
 
 // NewServer builds the HTTP handler of the whole service.

@@ -14,7 +14,6 @@ import (
 	"github.com/momopay/momopay/internal/payment"
 )
 
-
 // Env reads configuration from the environment; tests pass a map lookup.
 type Env func(string) string
 
