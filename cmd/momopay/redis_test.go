@@ -70,4 +70,3 @@ func TestRateLimitAcrossInstances(t *testing.T) {
 		t.Errorf("without Redis: %d of %d requests through two instances allowed, want %d (a budget each)", n, 3*burst, 2*burst)
 	}
 }
-
