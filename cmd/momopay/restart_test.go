@@ -52,9 +52,7 @@ func TestRollingRestart(t *testing.T) {
 	a := serve(t, dbURL, args...)
 	key, merchant := demoCredentials(t, a)
 	b := serve(t, dbURL, args...)
-	if out, err := exec.Command(binary, "webhook", "create", "--merchant", merchant, "--url", rc.URL, "--db", dbURL).CombinedOutput(); err != nil {
-		t.Fatalf("webhook create: %v %s", err, out)
-	}
+	webhookCreate(t, dbURL, merchant, rc.URL)
 	lb := &balancer{t: t, key: key, urls: []string{a.url, b.url}, client: &http.Client{Timeout: 30 * time.Second}}
 
 	// The load: workers create payments of every outcome and read each
