@@ -188,6 +188,10 @@ create a database. Flags may come before or after the arguments; --json
 prints one JSON object on stdout. Webhook commands follow MOMOPAY_MODE like
 serve (sandbox allows http and loopback URLs).
 
+Every flag has an environment variable: MOMOPAY_ and its name in capitals
+(--shutdown-grace: MOMOPAY_SHUTDOWN_GRACE), listed by "momopay COMMAND -h";
+"momopay config check" shows what serve would run with.
+
 Run "momopay COMMAND -h" for a command's flags.
 `)
 	return b.String()
