@@ -173,7 +173,7 @@ func (s *Server) requireKey(next http.Handler) http.Handler {
 			writeProblem(w, http.StatusUnauthorized, codeUnauthorized, "invalid or revoked API key")
 			return
 		}
-		if wait, ok := s.keyLimits.take(keyID, now); !ok {
+		if wait, ok := s.keyLimits.Take(r.Context(), keyID, now); !ok {
 			writeRateLimited(w, wait, "too many requests for this API key; retry after retry_after seconds")
 			return
 		}

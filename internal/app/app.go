@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/redis/go-redis/v9"
 	"github.com/riverqueue/river"
 
 	"github.com/momopay/momopay/internal/api"
@@ -39,6 +40,11 @@ type Config struct {
 	// JobPollInterval bounds how late a due background job starts.
 	JobPollInterval time.Duration
 	RateLimit       api.RateLimit
+	// RedisURL, when set, counts RateLimit in Redis across instances.
+	RedisURL string
+	// ShutdownGrace is how long Serve lets requests and running jobs
+	// finish once asked to stop (DefaultShutdownGrace when 0).
+	ShutdownGrace time.Duration
 	// ExistingDatabase refuses to create a database: administrative
 	// commands must not leave an empty momopay.db in whatever folder they
 	// ran in, nor set up a schema that serve or migrate should have.
@@ -108,6 +114,8 @@ type App struct {
 	Metrics     *metrics.Metrics
 	breakers    map[string]operator.Operator
 	jobsRunning atomic.Bool
+	// redis counts rate limits when Config.RedisURL is set.
+	redis *redis.Client
 }
 
 // Open connects to the database, applies migrations and wires everything.
@@ -174,8 +182,12 @@ func (a *App) wire(ctx context.Context) error {
 	a.sweeper = &jobs.Sweeper{OverduePayments: a.Transactions.Overdue, OverdueDeliveries: a.Webhooks.Overdue,
 		Handlers: handlers, Now: cfg.Now, Logger: cfg.Logger}
 
+	limiter, err := a.keyLimiter()
+	if err != nil {
+		return err
+	}
 	a.Handler = api.NewServer(api.Config{
-		Payments: a.Metrics.Payments(a.Payments), Keys: a.APIKeys, Callbacks: callbacks, RateLimit: cfg.RateLimit, Now: cfg.Now, Logger: cfg.Logger,
+		Payments: a.Metrics.Payments(a.Payments), Keys: a.APIKeys, Callbacks: callbacks, RateLimit: cfg.RateLimit, KeyLimiter: limiter, Now: cfg.Now, Logger: cfg.Logger,
 		ObserveRequest: a.Metrics.ObserveRequest,
 	}).Handler()
 	a.registerCollector()
@@ -224,11 +236,16 @@ func (h leveled) Enabled(ctx context.Context, l slog.Level) bool {
 	return l >= h.min && h.Handler.Enabled(ctx, l)
 }
 
-// Close releases the database.
-func (a *App) Close() error { return a.DB.Close() }
+// Close releases the database (and Redis).
+func (a *App) Close() error {
+	if a.redis != nil {
+		a.redis.Close()
+	}
+	return a.DB.Close()
+}
 
 // Serve runs the HTTP server on ln and the background workers until ctx
-// ends, then drains both.
+// ends, then drains both within Config.ShutdownGrace (shutdown.go).
 func (a *App) Serve(ctx context.Context, ln net.Listener) error {
 	if err := a.Jobs.Start(context.WithoutCancel(ctx)); err != nil {
 		return fmt.Errorf("start jobs: %w", err)
@@ -254,11 +271,7 @@ func (a *App) Serve(ctx context.Context, ln net.Listener) error {
 	case err = <-errc:
 	}
 	a.jobsRunning.Store(false) // /readyz: this instance is going away
-	shutdown, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
-	defer cancel()
-	srv.Shutdown(shutdown)
-	stopSweep()
-	a.Jobs.Stop(shutdown)
+	a.drain(srv, stopSweep)
 	if errors.Is(err, http.ErrServerClosed) {
 		err = nil
 	}

@@ -63,7 +63,7 @@ func payWhile(t *testing.T, srv *testserver.Server, prefix string) *payer {
 		wg.Go(func() {
 			for i := 0; ctx.Err() == nil; i++ {
 				ref := fmt.Sprintf("%s-%d-%d", prefix, w, i)
-				a, err := createPayment(srv, ref, phones[i%len(phones)])
+				a, err := createOutagePayment(srv, ref, phones[i%len(phones)])
 				if err != nil || a.status != http.StatusCreated {
 					t.Errorf("create %s: %+v %v", ref, a, err)
 					return

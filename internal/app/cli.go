@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -12,9 +13,6 @@ import (
 
 	"github.com/momopay/momopay/internal/payment"
 )
-
-// Version is set at build time with -ldflags "-X ...app.Version=...".
-var Version = "dev"
 
 // Env reads configuration from the environment; tests pass a map lookup.
 type Env func(string) string
@@ -107,7 +105,7 @@ var commands []command
 
 func init() {
 	commands = []command{
-		{"serve", "serve [--addr HOST:PORT] [--mode sandbox|live] [--pending-ttl DURATION] [--rate-limit N] [--rate-burst N] [--db URL]",
+		{"serve", "serve [--addr HOST:PORT] [--mode sandbox|live] [--pending-ttl DURATION] [--rate-limit N] [--rate-burst N] [--redis-url URL] [--shutdown-grace DURATION] [--db URL]",
 			"Run the API, the operators' callbacks and the background workers until SIGINT or SIGTERM. Creates and migrates the database if needed.", (*cli).serve},
 		{"migrate", "migrate [--db URL] [--json]",
 			"Create the database if needed and apply the schema migrations it lacks.", (*cli).migrate},
@@ -149,8 +147,10 @@ func init() {
 			"Attempt a pending or undelivered delivery once more, now; a pending one keeps its automatic schedule.", (*cli).webhookResend},
 		{"webhook test", "webhook test --merchant MERCHANT_ID ENDPOINT_ID [--db URL] [--json]",
 			"Send a transaction.test event to an endpoint, once, and wait for its answer.", (*cli).webhookTest},
+		{"config check", "config check [SERVE FLAGS] [--json]",
+			"Print the settings serve would run with (secrets hidden) and where each comes from, check them (the database and Redis reachable), and exit 1 naming every problem.", (*cli).configCheck},
 		{"version", "version [--json]",
-			"Print the version.", (*cli).version},
+			"Print the version, commit and build date.", (*cli).version},
 	}
 }
 
@@ -190,6 +190,10 @@ create a database. Flags may come before or after the arguments; --json
 prints one JSON object on stdout. Webhook commands follow MOMOPAY_MODE like
 serve (sandbox allows http and loopback URLs).
 
+Every flag has an environment variable: MOMOPAY_ and its name in capitals
+(--shutdown-grace: MOMOPAY_SHUTDOWN_GRACE), listed by "momopay COMMAND -h";
+"momopay config check" shows what serve would run with.
+
 Run "momopay COMMAND -h" for a command's flags.
 `)
 	return b.String()
@@ -200,6 +204,10 @@ type cli struct {
 	stdin  io.Reader
 	stdout io.Writer
 	stderr io.Writer
+	// inspect, when set, gets a command's parsed flags, where each value
+	// came from and the bad variables, and the command stops there
+	// (config_cli.go).
+	inspect func(fs *flag.FlagSet, from map[string]string, bad []error)
 }
 
 // open wires the app for an administrative command: no workers, quiet
@@ -236,17 +244,4 @@ func (c *cli) table(header string, rows func(w io.Writer)) {
 	fmt.Fprintln(tw, header)
 	rows(tw)
 	tw.Flush()
-}
-
-func (c *cli) version(_ context.Context, args []string) error {
-	fs := c.newFlags("version")
-	asJSON := jsonFlag(fs)
-	if err := c.parseNone(fs, args); err != nil {
-		return err
-	}
-	if *asJSON {
-		return c.printJSON(map[string]string{"version": Version})
-	}
-	fmt.Fprintln(c.stdout, "momopay", Version)
-	return nil
 }

@@ -190,7 +190,7 @@ func callAPI(srv *testserver.Server, method, path string, body any) (*apiAnswer,
 	return a, nil
 }
 
-func createPayment(srv *testserver.Server, ref, phone string) (*apiAnswer, error) {
+func createOutagePayment(srv *testserver.Server, ref, phone string) (*apiAnswer, error) {
 	return callAPI(srv, http.MethodPost, "/v1/transactions", map[string]any{
 		"reference": ref, "amount": 1500, "currency": "XAF", "operator": "AIRTEL", "phone_number": phone,
 	})
@@ -245,7 +245,7 @@ func TestDatabaseOutage(t *testing.T) {
 			mu.Lock()
 			attempted[ref] = true
 			mu.Unlock()
-			a, err := createPayment(srv, ref, phone)
+			a, err := createOutagePayment(srv, ref, phone)
 			if err != nil {
 				t.Errorf("create %s: %v", ref, err)
 				return
@@ -298,7 +298,7 @@ func TestDatabaseOutage(t *testing.T) {
 	// The service recovers by itself: a create succeeds again.
 	var recovered time.Duration
 	for i := 0; ; i++ {
-		a, err := createPayment(srv, fmt.Sprintf("after-%d", i), sandbox.PhoneSuccess)
+		a, err := createOutagePayment(srv, fmt.Sprintf("after-%d", i), sandbox.PhoneSuccess)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -332,7 +332,7 @@ func TestDatabaseOutage(t *testing.T) {
 
 	// The pool, River and the sweeper work again: a payment that only a
 	// status poll can settle is settled before it expires.
-	a, err := createPayment(srv, "poll-only-after-restore", sandbox.PhoneLostCallback)
+	a, err := createOutagePayment(srv, "poll-only-after-restore", sandbox.PhoneLostCallback)
 	if err != nil || a.status != http.StatusCreated {
 		t.Fatalf("create after restore: %+v %v", a, err)
 	}
@@ -437,7 +437,7 @@ func TestSQLiteBusy(t *testing.T) {
 	if _, err := lock.ExecContext(t.Context(), "BEGIN IMMEDIATE"); err != nil {
 		t.Fatal(err)
 	}
-	a, err := createPayment(srv, "busy-1", sandbox.PhoneSuccess)
+	a, err := createOutagePayment(srv, "busy-1", sandbox.PhoneSuccess)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -445,7 +445,7 @@ func TestSQLiteBusy(t *testing.T) {
 	if _, err := lock.ExecContext(t.Context(), "ROLLBACK"); err != nil {
 		t.Fatal(err)
 	}
-	if a, err = createPayment(srv, "busy-1", sandbox.PhoneSuccess); err != nil || a.status != http.StatusCreated {
+	if a, err = createOutagePayment(srv, "busy-1", sandbox.PhoneSuccess); err != nil || a.status != http.StatusCreated {
 		t.Fatalf("create with the same reference once the lock is gone: %+v %v", a, err)
 	}
 }
