@@ -27,6 +27,7 @@ var flagEnv = map[string]string{
 	"limit": "MOMOPAY_DELIVERY_LIMIT",
 	"name":  "MOMOPAY_MERCHANT_NAME",
 	"email": "MOMOPAY_MERCHANT_EMAIL",
+	"to":    "MOMOPAY_BACKUP_TO",
 }
 
 // envOf is the environment variable of a flag: every flag of every command
