@@ -200,3 +200,29 @@ func TestRedisOutageAndRecovery(t *testing.T) {
 		t.Errorf("no line when Redis came back:\n%s", logs.String())
 	}
 }
+
+// BenchmarkRedisLimiter measures what counting a request in Redis adds to
+// it (one round trip with a Lua script), against the local limiter.
+func BenchmarkRedisLimiter(b *testing.B) {
+	cfg := api.RateLimit{PerSecond: 1e9, Burst: 1 << 30}
+	b.Run("redis", func(b *testing.B) {
+		rdb := redis.NewClient(&redis.Options{Addr: "127.0.0.1:6379"})
+		defer rdb.Close()
+		if err := rdb.Ping(b.Context()).Err(); err != nil {
+			b.Skipf("no Redis: %v", err)
+		}
+		l := api.NewRedisLimiter(rdb, cfg, slog.New(slog.DiscardHandler))
+		key := "bench-" + rand.Text()
+		for b.Loop() {
+			if _, ok := l.Take(b.Context(), key, time.Now()); !ok {
+				b.Fatal("limited")
+			}
+		}
+	})
+	b.Run("local", func(b *testing.B) {
+		l := api.NewLocalLimiter(cfg)
+		for b.Loop() {
+			l.Take(b.Context(), "k", time.Now())
+		}
+	})
+}
