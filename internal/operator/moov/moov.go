@@ -68,6 +68,9 @@ type Operator struct {
 	client *http.Client
 	now    func() time.Time
 	log    *slog.Logger
+	// pushTimeout and statusTimeout are PushTimeout and StatusTimeout;
+	// tests shorten them.
+	pushTimeout, statusTimeout time.Duration
 
 	mu        sync.Mutex
 	busyUntil time.Time
@@ -91,7 +94,8 @@ func New(cfg Config, client *http.Client, now func() time.Time, log *slog.Logger
 	if now == nil {
 		now = time.Now
 	}
-	return &Operator{url: cfg.URL, token: token, client: client, now: now, log: log}, nil
+	return &Operator{url: cfg.URL, token: token, client: client, now: now, log: log,
+		pushTimeout: PushTimeout, statusTimeout: StatusTimeout}, nil
 }
 
 // RefusedError is a push Moov answered with a refusal about the payer or
@@ -131,7 +135,7 @@ func (o *Operator) RequestPayment(ctx context.Context, p operator.Payment) error
 		Token: o.token, MSISDN: msisdn(p.PhoneNumber), Message: message(p),
 		Amount: p.Amount, ExternalData1: p.Ref,
 	}
-	a, err := o.call(ctx, opPushWithPending, p.Ref, PushTimeout, body)
+	a, err := o.call(ctx, opPushWithPending, p.Ref, o.pushTimeout, body)
 	if err != nil {
 		if dialFailed(err) {
 			return &operator.UnavailableError{RetryAfter: BusyRetryAfter, Cause: err}
@@ -178,7 +182,7 @@ func (o *Operator) PaymentStatus(ctx context.Context, p operator.Payment) (opera
 		// UNVERIFIED whether Moov finds a transaction by externaldata1.
 		transid = p.Ref
 	}
-	a, err := o.call(ctx, opStatus, p.Ref, StatusTimeout, statusRequest{Token: o.token, TransID: transid})
+	a, err := o.call(ctx, opStatus, p.Ref, o.statusTimeout, statusRequest{Token: o.token, TransID: transid})
 	if err != nil {
 		return operator.Outcome{}, err
 	}
