@@ -361,18 +361,21 @@ func TestUnknownIsNeverFailed(t *testing.T) {
 	t.Parallel()
 	faultBody := encodeFault("soap:Server", "java.lang.NullPointerException")
 	for name, answer := range map[string]func(w http.ResponseWriter, op string){
-		"401":             func(w http.ResponseWriter, _ string) { w.WriteHeader(401) },
-		"429":             func(w http.ResponseWriter, _ string) { w.WriteHeader(429) },
-		"500":             func(w http.ResponseWriter, _ string) { w.WriteHeader(500) },
-		"502 html":        func(w http.ResponseWriter, _ string) { w.WriteHeader(502); w.Write([]byte("<html>Bad Gateway</html>")) },
-		"503":             func(w http.ResponseWriter, _ string) { w.WriteHeader(503) },
-		"fault 500":       func(w http.ResponseWriter, _ string) { w.WriteHeader(500); w.Write(faultBody) },
-		"fault 200":       func(w http.ResponseWriter, _ string) { w.Write(faultBody) },
-		"malformed":       func(w http.ResponseWriter, _ string) { w.Write([]byte("<soap:Envelope><soap:Body><ns2:")) },
-		"no status":       func(w http.ResponseWriter, op string) { w.Write(encodeAnswer(op, answer{Description: "?"})) },
-		"status not int":  func(w http.ResponseWriter, op string) { w.Write(encodeAnswer(op, answer{Status: "OK"})) },
-		"200 empty":       func(w http.ResponseWriter, _ string) {},
-		"answer 200 of 4": func(w http.ResponseWriter, op string) { w.WriteHeader(404); w.Write(encodeAnswer(op, answer{Status: "0"})) },
+		"401":            func(w http.ResponseWriter, _ string) { w.WriteHeader(401) },
+		"429":            func(w http.ResponseWriter, _ string) { w.WriteHeader(429) },
+		"500":            func(w http.ResponseWriter, _ string) { w.WriteHeader(500) },
+		"502 html":       func(w http.ResponseWriter, _ string) { w.WriteHeader(502); w.Write([]byte("<html>Bad Gateway</html>")) },
+		"503":            func(w http.ResponseWriter, _ string) { w.WriteHeader(503) },
+		"fault 500":      func(w http.ResponseWriter, _ string) { w.WriteHeader(500); w.Write(faultBody) },
+		"fault 200":      func(w http.ResponseWriter, _ string) { w.Write(faultBody) },
+		"malformed":      func(w http.ResponseWriter, _ string) { w.Write([]byte("<soap:Envelope><soap:Body><ns2:")) },
+		"no status":      func(w http.ResponseWriter, op string) { w.Write(encodeAnswer(op, answer{Description: "?"})) },
+		"status not int": func(w http.ResponseWriter, op string) { w.Write(encodeAnswer(op, answer{Status: "OK"})) },
+		"200 empty":      func(w http.ResponseWriter, _ string) {},
+		"answer 200 of 4": func(w http.ResponseWriter, op string) {
+			w.WriteHeader(404)
+			w.Write(encodeAnswer(op, answer{Status: "0"}))
+		},
 		"slow": func(w http.ResponseWriter, op string) {
 			time.Sleep(300 * time.Millisecond)
 			w.Write(encodeAnswer(op, answer{Status: "0"}))
