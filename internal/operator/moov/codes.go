@@ -2,6 +2,7 @@ package moov
 
 import (
 	"fmt"
+	"strconv"
 
 	"github.com/momopay/momopay/internal/operator"
 )
@@ -25,8 +26,8 @@ const (
 	codePending       = 100
 )
 
-// failures are the codes that end a payment as FAILED, with the reason
-// kept in the outcome's detail.
+// failures are the codes that end a payment as FAILED, with what they
+// mean (kept in the outcome's detail) and our reason.
 var failures = map[int]string{
 	10:                "insufficient funds",
 	11:                "amount above the allowed maximum",
@@ -41,6 +42,34 @@ var failures = map[int]string{
 	20:                "payer's monthly transaction limit reached",
 	codeFailed:        "transaction failed",
 	codeNotRegistered: "payer not registered with Moov Money",
+	// 3 is only met as an answer to a push: the number is not a Moov one.
+	codeBadNumber: "number not valid",
+}
+
+// reasonOf maps a failure code to our words for it.
+func reasonOf(code int) operator.FailureReason {
+	switch {
+	case code == 10:
+		return operator.ReasonInsufficientBalance
+	case code == 12 || code == 17:
+		return operator.ReasonInvalidAmount
+	case code == 11 || (code >= 13 && code <= 20):
+		return operator.ReasonLimitExceeded
+	case code == codeNotRegistered:
+		return operator.ReasonPayerNotRegistered
+	}
+	return operator.ReasonOther
+}
+
+// outcomeOf is the operator.Outcome of a getTransactionStatus answer.
+func outcomeOf(a answer) operator.Outcome {
+	code, _ := a.code()
+	o := operator.Outcome{State: stateOf(code), Detail: detail(code, a.Description),
+		Code: strconv.Itoa(code), OperatorRef: a.ReferenceID}
+	if o.State == operator.Failed {
+		o.Reason = reasonOf(code)
+	}
+	return o
 }
 
 // configErrors are answers that mean our account or request is wrong, not
@@ -69,8 +98,6 @@ func detail(code int, description string) string {
 		what = "no such transaction"
 	case code == codeBusy, code == codeBusyToo:
 		what = "system busy"
-	case code == codeBadNumber:
-		what = "number not valid"
 	}
 	if what == "" {
 		what = "unknown status"
@@ -89,7 +116,7 @@ func stateOf(code int) operator.State {
 		return operator.Succeeded
 	case code == codePushExpired:
 		return operator.Expired
-	case failures[code] != "":
+	case failures[code] != "" && code != codeBadNumber:
 		return operator.Failed
 	}
 	return operator.Pending

@@ -3,6 +3,8 @@ package moov
 import (
 	"sync"
 	"time"
+
+	"github.com/momopay/momopay/internal/operator"
 )
 
 // pushMemory remembers, per internal_ref, what Moov answered to the push:
@@ -20,7 +22,7 @@ type pushMemory struct {
 
 type pushRecord struct {
 	referenceID string
-	refused     string
+	refused     *operator.Outcome
 	at          time.Time
 }
 
@@ -32,8 +34,8 @@ func (m *pushMemory) taken(ref, referenceID string, now time.Time) {
 	m.put(ref, pushRecord{referenceID: referenceID, at: now})
 }
 
-func (m *pushMemory) refused(ref, detail string, now time.Time) {
-	m.put(ref, pushRecord{refused: detail, at: now})
+func (m *pushMemory) refused(ref string, o operator.Outcome, now time.Time) {
+	m.put(ref, pushRecord{refused: &o, at: now})
 }
 
 func (m *pushMemory) put(ref string, r pushRecord) {
@@ -54,7 +56,7 @@ func (m *pushMemory) put(ref string, r pushRecord) {
 }
 
 // lookup returns the referenceid of ref's push, or its refusal.
-func (m *pushMemory) lookup(ref string) (referenceID, refused string) {
+func (m *pushMemory) lookup(ref string) (referenceID string, refused *operator.Outcome) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	r := m.byID[ref]

@@ -44,6 +44,15 @@ const (
 // enquiries are the only way to learn an outcome, so they start early.
 const FirstPollDelay = 3 * time.Second
 
+// NextPoll implements operator.PollScheduler: enquiries only, from
+// FirstPollDelay on, then PollDelay.
+func (o *Operator) NextPoll(age time.Duration) time.Duration {
+	if age < FirstPollDelay {
+		return FirstPollDelay - age
+	}
+	return PollDelay(age)
+}
+
 // PollDelay is the wait before the next enquiry of a payment of this age:
 // every 3 s in the first 30 s (payers answer within seconds), every 10 s
 // until 2 minutes, then every 30 s.
@@ -135,7 +144,7 @@ func (o *Operator) RequestPayment(ctx context.Context, p operator.Payment) error
 		Token: o.token, MSISDN: msisdn(p.PhoneNumber), Message: message(p),
 		Amount: p.Amount, ExternalData1: p.Ref,
 	}
-	a, err := o.call(ctx, opPushWithPending, p.Ref, o.pushTimeout, body)
+	a, err := o.call(ctx, opPushWithPending, p, o.pushTimeout, body)
 	if err != nil {
 		if dialFailed(err) {
 			return &operator.UnavailableError{RetryAfter: BusyRetryAfter, Cause: err}
@@ -153,12 +162,13 @@ func (o *Operator) RequestPayment(ctx context.Context, p operator.Payment) error
 		o.log.Error("ALERT moov refused our account or request: check MOMOPAY_MOOV_* and the contract with Moov",
 			"internal_ref", p.Ref, "moov_status", code, "detail", detail(code, a.Description))
 		return &operator.UnavailableError{RetryAfter: ConfigRetryAfter, Cause: errors.New(detail(code, a.Description))}
-	case failures[code] != "", code == codeBadNumber:
+	case failures[code] != "":
 		// Certain, and final: remembered so that the first poll reports
 		// it as FAILED with its reason.
-		d := detail(code, a.Description)
-		o.pushes.refused(p.Ref, d, o.now())
-		return &RefusedError{Code: code, Detail: d}
+		out := outcomeOf(a)
+		out.State, out.Reason = operator.Failed, reasonOf(code)
+		o.pushes.refused(p.Ref, out, o.now())
+		return &RefusedError{Code: code, Detail: out.Detail}
 	default:
 		// 92, 94 or a code we do not know: the push may stand.
 		o.log.Warn("moov push answered with an unexpected status; polling will settle", "internal_ref", p.Ref, "moov_status", code)
@@ -171,8 +181,8 @@ func (o *Operator) RequestPayment(ctx context.Context, p operator.Payment) error
 // Moov said so with one of its failure codes.
 func (o *Operator) PaymentStatus(ctx context.Context, p operator.Payment) (operator.Outcome, error) {
 	transid, refused := o.pushes.lookup(p.Ref)
-	if refused != "" {
-		return operator.Outcome{State: operator.Failed, Detail: refused}, nil
+	if refused != nil {
+		return *refused, nil
 	}
 	if wait := o.backingOff(); wait > 0 {
 		return operator.Outcome{}, &BusyError{RetryAfter: wait}
@@ -182,12 +192,12 @@ func (o *Operator) PaymentStatus(ctx context.Context, p operator.Payment) (opera
 		// UNVERIFIED whether Moov finds a transaction by externaldata1.
 		transid = p.Ref
 	}
-	a, err := o.call(ctx, opStatus, p.Ref, o.statusTimeout, statusRequest{Token: o.token, TransID: transid})
+	a, err := o.call(ctx, opStatus, p, o.statusTimeout, statusRequest{Token: o.token, TransID: transid})
 	if err != nil {
 		return operator.Outcome{}, err
 	}
 	code, _ := a.code()
-	out := operator.Outcome{State: stateOf(code), Detail: detail(code, a.Description)}
+	out := outcomeOf(a)
 	if code == codeBusy || code == codeBusyToo {
 		return operator.Outcome{}, &BusyError{RetryAfter: o.busy()}
 	}
@@ -228,7 +238,7 @@ func (o *Operator) notBusy() {
 
 // call posts one operation and reads its answer, logging the call with
 // its latency and codes (never the envelope: it holds the token).
-func (o *Operator) call(ctx context.Context, op, ref string, timeout time.Duration, body any) (answer, error) {
+func (o *Operator) call(ctx context.Context, op string, p operator.Payment, timeout time.Duration, body any) (answer, error) {
 	start := time.Now()
 	httpStatus := 0
 	a, err := func() (answer, error) {
@@ -263,7 +273,7 @@ func (o *Operator) call(ctx context.Context, op, ref string, timeout time.Durati
 		}
 		return a, err
 	}()
-	attrs := []any{"internal_ref", ref, "operation", op, "latency_ms", time.Since(start).Milliseconds(), "http_status", httpStatus}
+	attrs := []any{"transaction_id", p.TransactionID, "internal_ref", p.Ref, "operation", op, "latency_ms", time.Since(start).Milliseconds(), "http_status", httpStatus}
 	if err != nil {
 		o.log.Warn("moov call failed", append(attrs, "err", err)...)
 	} else {
@@ -295,3 +305,9 @@ func message(p operator.Payment) string {
 	}
 	return m
 }
+
+var (
+	_ operator.Operator      = (*Operator)(nil)
+	_ operator.PollScheduler = (*Operator)(nil)
+	_ operator.SandboxPayer  = (*Simulator)(nil)
+)

@@ -99,7 +99,8 @@ func withSimulator(t *testing.T) (bundle, *Simulator) {
 var refs atomic.Int64
 
 func payment(b bundle, phone string) operator.Payment {
-	return operator.Payment{Ref: fmt.Sprintf("SERVICE-T%07d", refs.Add(1)), MerchantID: "m1",
+	n := refs.Add(1)
+	return operator.Payment{Ref: fmt.Sprintf("SERVICE-T%07d", n), MerchantID: "m1", TransactionID: fmt.Sprintf("tx-%d", n),
 		Amount: 1500, PhoneNumber: phone, RequestedAt: b.clock.Now()}
 }
 
@@ -164,7 +165,7 @@ func TestSimulatorAnswerByHand(t *testing.T) {
 	if err := sim.Answer(yes.Ref, true); err != nil {
 		t.Fatal(err)
 	}
-	if err := sim.Answer(no.Ref, false); err != nil {
+	if err := sim.AnswerPayment(ctx, no.Ref, false); err != nil {
 		t.Fatal(err)
 	}
 	if o, err := b.op.PaymentStatus(ctx, yes); err != nil || o.State != operator.Succeeded {
@@ -278,6 +279,11 @@ func TestStatusCodes(t *testing.T) {
 	for code := 11; code <= 20; code++ {
 		cases[fmt.Sprint(code)] = want{state: operator.Failed}
 	}
+	reasons := map[string]operator.FailureReason{
+		"10": operator.ReasonInsufficientBalance, "12": operator.ReasonInvalidAmount,
+		"11": operator.ReasonLimitExceeded, "13": operator.ReasonLimitExceeded, "20": operator.ReasonLimitExceeded,
+		"555": operator.ReasonPayerNotRegistered, "95": operator.ReasonOther,
+	}
 	for code, w := range cases {
 		t.Run(code, func(t *testing.T) {
 			t.Parallel()
@@ -297,8 +303,17 @@ func TestStatusCodes(t *testing.T) {
 			if !strings.HasPrefix(o.Detail, "moov "+code+": ") || strings.Contains(o.Detail, "unknown status") != (code == "7777") {
 				t.Errorf("detail %q", o.Detail)
 			}
-			if w.state == operator.Failed && strings.Contains(o.Detail, "unknown") {
-				t.Errorf("failure without a reason: %q", o.Detail)
+			if w.state == operator.Failed && (strings.Contains(o.Detail, "unknown") || o.Reason == "") {
+				t.Errorf("failure without a reason: %+v", o)
+			}
+			if w.state != operator.Failed && o.Reason != "" {
+				t.Errorf("reason %q without a failure", o.Reason)
+			}
+			if o.Code != code || o.OperatorRef != "72024103000000009" {
+				t.Errorf("code %q, operator ref %q", o.Code, o.OperatorRef)
+			}
+			if want, ok := reasons[code]; ok && o.Reason != want {
+				t.Errorf("reason %q, want %q", o.Reason, want)
 			}
 			if w.log != "" && !strings.Contains(b.logs.String(), w.log) {
 				t.Errorf("log lacks %q:\n%s", w.log, b.logs)
@@ -341,7 +356,7 @@ func TestPushAnswers(t *testing.T) {
 					t.Fatalf("got %v; want RefusedError", err)
 				}
 				o, err := b.op.PaymentStatus(context.Background(), p)
-				if err != nil || o.State != operator.Failed || o.Detail != tc.failed {
+				if err != nil || o.State != operator.Failed || o.Detail != tc.failed || o.Code != tc.code || o.Reason == "" {
 					t.Fatalf("first poll: %+v, %v; want FAILED %q", o, err, tc.failed)
 				}
 				if f.calls.Load() != 1 {
@@ -533,7 +548,7 @@ func TestLogsHoldNoSecret(t *testing.T) {
 		}
 	}
 	for _, want := range []string{"operation=PushWithPending", "operation=getTransactionStatus",
-		"internal_ref=" + p.Ref, "latency_ms=", "http_status=200", "moov_status=100"} {
+		"internal_ref=" + p.Ref, "transaction_id=" + p.TransactionID, "latency_ms=", "http_status=200", "moov_status=100"} {
 		if !strings.Contains(logs, want) {
 			t.Errorf("log lacks %q:\n%s", want, logs)
 		}
@@ -572,6 +587,20 @@ func TestConfigFromEnv(t *testing.T) {
 			t.Errorf("%s accepted", name)
 		} else if strings.Contains(err.Error(), "secret-key") {
 			t.Errorf("%s: the key is in the error: %v", name, err)
+		}
+	}
+}
+
+// TestNextPoll: enquiries only, the first FirstPollDelay after the push.
+func TestNextPoll(t *testing.T) {
+	t.Parallel()
+	var o Operator
+	for _, tc := range []struct{ age, want time.Duration }{
+		{0, FirstPollDelay}, {time.Second, FirstPollDelay - time.Second}, {FirstPollDelay, 3 * time.Second},
+		{29 * time.Second, 3 * time.Second}, {time.Minute, 10 * time.Second}, {4 * time.Minute, 30 * time.Second},
+	} {
+		if got := o.NextPoll(tc.age); got != tc.want {
+			t.Errorf("NextPoll(%s) = %s, want %s", tc.age, got, tc.want)
 		}
 	}
 }

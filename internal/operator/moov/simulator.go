@@ -1,6 +1,7 @@
 package moov
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -79,6 +80,11 @@ func (s *Simulator) Answer(key string, approve bool) error {
 		p.answer = codeCompleted
 	}
 	return nil
+}
+
+// AnswerPayment implements operator.SandboxPayer with Answer.
+func (s *Simulator) AnswerPayment(_ context.Context, ref string, approve bool) error {
+	return s.Answer(ref, approve)
 }
 
 // ServeHTTP answers one SOAP call.
