@@ -88,7 +88,7 @@ func withSimulator(t *testing.T) (bundle, *Simulator) {
 	t.Helper()
 	token, _ := Token(testUser, testPassword, testKey)
 	b := bundle{clock: &clock{now: time.Date(2026, 11, 22, 8, 0, 0, 0, time.UTC)}}
-	sim := NewSimulator(token, b.clock.Now)
+	sim := NewSimulator(SimulatorConfig{Token: token, Now: b.clock.Now})
 	srv := httptest.NewServer(sim)
 	t.Cleanup(srv.Close)
 	nb := setup(t, srv.URL)
@@ -151,58 +151,102 @@ func TestSimulatorPayerNumbers(t *testing.T) {
 	})
 }
 
-// TestSimulatorAnswerByHand plays the payer of unscripted numbers.
+// TestSimulatorAnswerByHand plays the payer: an unscripted number waits
+// for the answer; an answer by hand wins over a script.
 func TestSimulatorAnswerByHand(t *testing.T) {
 	t.Parallel()
 	b, sim := withSimulator(t)
 	ctx := context.Background()
-	yes, no := payment(b, "+23566000001"), payment(b, "+23566000002")
-	for _, p := range []operator.Payment{yes, no} {
+	yes, no, scripted := payment(b, "+23566000001"), payment(b, "+23566000002"), payment(b, sandbox.PhoneSuccess)
+	for _, p := range []operator.Payment{yes, no, scripted} {
 		if err := b.op.RequestPayment(ctx, p); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if err := sim.Answer(yes.Ref, true); err != nil {
-		t.Fatal(err)
+	if o, err := b.op.PaymentStatus(ctx, yes); err != nil || o.State != operator.Pending {
+		t.Fatalf("before the answer: %+v, %v", o, err)
 	}
-	if err := sim.AnswerPayment(ctx, no.Ref, false); err != nil {
-		t.Fatal(err)
+	for _, a := range []struct {
+		p       operator.Payment
+		approve bool
+	}{{yes, true}, {no, false}, {scripted, false}} {
+		if err := sim.AnswerPayment(ctx, a.p.Ref, a.approve); err != nil {
+			t.Fatal(err)
+		}
 	}
-	if o, err := b.op.PaymentStatus(ctx, yes); err != nil || o.State != operator.Succeeded {
+	if o, err := b.op.PaymentStatus(ctx, yes); err != nil || o.State != operator.Succeeded || o.Code != "0" {
 		t.Errorf("approved: %+v, %v", o, err)
 	}
-	if o, err := b.op.PaymentStatus(ctx, no); err != nil || o.State != operator.Failed || o.Detail != "moov 95: transaction failed (TRANSACTION_FAILED)" {
-		t.Errorf("refused: %+v, %v", o, err)
+	for _, p := range []operator.Payment{no, scripted} {
+		o, err := b.op.PaymentStatus(ctx, p)
+		if err != nil || o.State != operator.Failed || o.Detail != "moov 95: transaction failed (TRANSACTION_FAILED)" {
+			t.Errorf("refused: %+v, %v", o, err)
+		}
 	}
-	if err := sim.Answer(yes.Ref, false); !errors.Is(err, ErrNoSuchPush) {
-		t.Errorf("second answer: %v", err)
-	}
-	if err := sim.Answer("SERVICE-NOTKNOWN", true); !errors.Is(err, ErrNoSuchPush) {
+	if err := sim.AnswerPayment(ctx, "SERVICE-NOTKNOWN", true); !errors.Is(err, ErrNoSuchPush) {
 		t.Errorf("unknown ref: %v", err)
-	}
-	scriptedPush := payment(b, sandbox.PhoneNoAnswer)
-	b.op.RequestPayment(ctx, scriptedPush)
-	if err := sim.Answer(scriptedPush.Ref, true); !errors.Is(err, ErrNoSuchPush) {
-		t.Errorf("scripted number answered by hand: %v", err)
 	}
 }
 
-// TestSimulatorRestart: a scripted payment pushed before the simulator
-// restarted is still answered, from its referenceid.
-func TestSimulatorRestart(t *testing.T) {
+// ledger is a Ledger shared by simulators, as the database is by the
+// processes of one sandbox.
+type ledger struct {
+	mu      sync.Mutex
+	records map[string]Record
+}
+
+func (l *ledger) Payment(_ context.Context, ref string) (Record, bool, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	r, ok := l.records[ref]
+	return r, ok, nil
+}
+
+func (l *ledger) Answer(_ context.Context, ref string, approve bool) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	r := l.records[ref]
+	r.Answered, r.Approved = true, approve
+	l.records[ref] = r
+	return nil
+}
+
+// TestSimulatorLedger: with a ledger, a payment pushed by one process (or
+// before a restart) is answered by another, by our internal_ref, and an
+// answer by hand given in one process is seen by all.
+func TestSimulatorLedger(t *testing.T) {
 	t.Parallel()
-	b, _ := withSimulator(t)
+	c := &clock{now: time.Date(2026, 11, 22, 8, 0, 0, 0, time.UTC)}
+	token, _ := Token(testUser, testPassword, testKey)
+	l := &ledger{records: map[string]Record{}}
+	process := func() (bundle, *Simulator) {
+		sim := NewSimulator(SimulatorConfig{Token: token, Ledger: l, Now: c.Now})
+		srv := httptest.NewServer(sim)
+		t.Cleanup(srv.Close)
+		b := setup(t, srv.URL)
+		b.op.now, b.clock = c.Now, c
+		return b, sim
+	}
+	a, _ := process()
 	ctx := context.Background()
-	p := payment(b, sandbox.PhoneSuccess)
-	if err := b.op.RequestPayment(ctx, p); err != nil {
+	scripted, byHand := payment(a, sandbox.PhoneSuccess), payment(a, "+23566000009")
+	for _, p := range []operator.Payment{scripted, byHand} {
+		// momopay writes the transaction before the push.
+		l.records[p.Ref] = Record{Ref: p.Ref, PhoneNumber: p.PhoneNumber, Amount: p.Amount, RequestedAt: p.RequestedAt}
+		if err := a.op.RequestPayment(ctx, p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b, simB := process()
+	c.Advance(sandbox.AnswerDelay)
+	if o, err := b.op.PaymentStatus(ctx, scripted); err != nil || o.State != operator.Succeeded {
+		t.Fatalf("scripted, asked elsewhere: %+v, %v", o, err)
+	}
+	if err := simB.AnswerPayment(ctx, byHand.Ref, true); err != nil {
 		t.Fatal(err)
 	}
-	restarted := httptest.NewServer(NewSimulator(b.token, b.clock.Now))
-	defer restarted.Close()
-	b.op.url = restarted.URL
-	b.clock.Advance(sandbox.AnswerDelay)
-	if o, err := b.op.PaymentStatus(ctx, p); err != nil || o.State != operator.Succeeded {
-		t.Fatalf("got %+v, %v", o, err)
+	if o, err := a.op.PaymentStatus(ctx, byHand); err != nil || o.State != operator.Succeeded {
+		t.Fatalf("answered elsewhere: %+v, %v", o, err)
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"strconv"
@@ -22,69 +23,130 @@ import (
 //	…01, …06  taken; completed (0) AnswerDelay after the push
 //	…02       taken; insufficient funds (10) after AnswerDelay
 //	…03       taken; pending (100) for ever
-//	…04       taken; push expired (92) after AnswerDelay
+//	…04       taken; push timed out (92) after AnswerDelay
 //	…05       refused at once: system busy (99)
-//	other     taken; pending until Answer approves or refuses it
+//	other     taken; pending (100) until answered by hand
 //
-// Moov has no callbacks: outcomes are learnt by getTransactionStatus only.
+// An answer by hand (AnswerPayment) wins over the script: approved is
+// completed (0), refused is failed (95). Moov has no callbacks: outcomes are
+// learnt by getTransactionStatus only.
 //
-// The referenceid it gives encodes the push's time and the payer's number,
-// so scripted payments are answered the same after a restart (as the rest
-// of the sandbox is); answers by hand live in memory.
+// It knows payments by the externaldata1 of their push (momopay's
+// internal_ref) and by the referenceid it gave. Given a Ledger, it also
+// finds payments pushed before a restart or by another process, and the
+// answers given by hand in any process.
 type Simulator struct {
-	token string
-	now   func() time.Time
+	cfg SimulatorConfig
 
-	mu     sync.Mutex
-	pushes map[string]*simPush // by referenceid
-	byExt  map[string]string   // externaldata1 → referenceid
+	mu      sync.Mutex
+	records map[string]*Record // by externaldata1
+	refs    map[string]string  // referenceid → externaldata1
+	idOf    map[string]string  // externaldata1 → referenceid
+	seq     int64
+	pruned  time.Time
 }
 
-type simPush struct {
-	at     time.Time
-	phone  string // 8 digits after 235
-	ext1   string
-	answer int // 0 while unanswered by hand, else the status to report
-	hand   bool
+// Record is what the simulator knows of one pushed payment.
+type Record struct {
+	Ref         string // externaldata1: momopay's internal_ref
+	PhoneNumber string // +235…
+	Amount      int64
+	RequestedAt time.Time
+	// Answered is set once the payer answered by hand; Approved says how.
+	Answered bool
+	Approved bool
 }
 
-// NewSimulator returns a simulator that accepts only token (as Token or
-// Config's token builds it).
-func NewSimulator(token string, now func() time.Time) *Simulator {
-	if now == nil {
-		now = time.Now
+// Ledger keeps the simulator's records outside its memory, so that they
+// survive a restart and are shared by every process of one sandbox
+// (momopay keeps them in its database).
+type Ledger interface {
+	// Payment returns the record of ref, or ok false.
+	Payment(ctx context.Context, ref string) (r Record, ok bool, err error)
+	// Answer records the payer's answer by hand.
+	Answer(ctx context.Context, ref string, approve bool) error
+}
+
+// SimulatorConfig configures a Simulator.
+type SimulatorConfig struct {
+	// Token is the only token accepted (Token or Config builds it).
+	Token string
+	// AnswerDelay is how long scripted payers take (sandbox.AnswerDelay
+	// when zero).
+	AnswerDelay time.Duration
+	// Ledger keeps records; nil keeps them in memory only.
+	Ledger Ledger
+	Now    func() time.Time
+	Logger *slog.Logger
+}
+
+// NewSimulator returns a simulator.
+func NewSimulator(cfg SimulatorConfig) *Simulator {
+	if cfg.AnswerDelay == 0 {
+		cfg.AnswerDelay = sandbox.AnswerDelay
 	}
-	return &Simulator{token: token, now: now, pushes: map[string]*simPush{}, byExt: map[string]string{}}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	return &Simulator{cfg: cfg, records: map[string]*Record{}, refs: map[string]string{}, idOf: map[string]string{}}
 }
 
-// ErrNoSuchPush is Answer's error for a payment the simulator never took.
-var ErrNoSuchPush = errors.New("moov simulator: no such pending push")
+// ErrNoSuchPush is AnswerPayment's error for a payment the simulator
+// never took.
+var ErrNoSuchPush = errors.New("moov simulator: no such payment")
 
-// Answer plays the payer of a pending push without a script: approve
-// completes it (0), refuse fails it (95). key is our internal_ref
-// (externaldata1) or Moov's referenceid. The next status enquiry reports
-// it.
-func (s *Simulator) Answer(key string, approve bool) error {
+// AnswerPayment implements operator.SandboxPayer: the payer approves or
+// refuses the payment pushed with externaldata1 ref (or Moov's
+// referenceid). The next status enquiry reports it.
+func (s *Simulator) AnswerPayment(ctx context.Context, ref string, approve bool) error {
+	rec, ok, err := s.record(ctx, ref)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return fmt.Errorf("%w: %s", ErrNoSuchPush, ref)
+	}
+	if s.cfg.Ledger != nil {
+		return s.cfg.Ledger.Answer(ctx, rec.Ref, approve)
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	id := key
-	if r, ok := s.byExt[key]; ok {
-		id = r
-	}
-	p := s.pushes[id]
-	if p == nil || p.hand || scripted(p.phone) {
-		return fmt.Errorf("%w: %s", ErrNoSuchPush, key)
-	}
-	p.hand, p.answer = true, codeFailed
-	if approve {
-		p.answer = codeCompleted
-	}
+	r := s.records[rec.Ref]
+	r.Answered, r.Approved = true, approve
 	return nil
 }
 
-// AnswerPayment implements operator.SandboxPayer with Answer.
-func (s *Simulator) AnswerPayment(_ context.Context, ref string, approve bool) error {
-	return s.Answer(ref, approve)
+// record finds a payment by externaldata1 or referenceid: in memory, then
+// in the ledger, whose answer by hand is always read afresh.
+func (s *Simulator) record(ctx context.Context, key string) (Record, bool, error) {
+	s.mu.Lock()
+	ref := key
+	if r, ok := s.refs[key]; ok {
+		ref = r
+	}
+	var rec Record
+	mem, inMemory := s.records[ref]
+	if inMemory {
+		rec = *mem
+	}
+	s.mu.Unlock()
+	if s.cfg.Ledger == nil {
+		return rec, inMemory, nil
+	}
+	stored, ok, err := s.cfg.Ledger.Payment(ctx, ref)
+	switch {
+	case err != nil:
+		return Record{}, false, err
+	case !ok:
+		return rec, inMemory, nil
+	case inMemory:
+		rec.Answered, rec.Approved = stored.Answered, stored.Approved
+		return rec, true, nil
+	}
+	return stored, true, nil
 }
 
 // ServeHTTP answers one SOAP call.
@@ -99,7 +161,7 @@ func (s *Simulator) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	req, err := decodeRequest(body)
 	if err != nil {
-		// What Moov's (Java) stack answers to a body it cannot read.
+		// What a SOAP stack answers to a body it cannot read.
 		w.Header().Set("Content-Type", "text/xml; charset=utf-8")
 		w.WriteHeader(http.StatusInternalServerError)
 		w.Write(encodeFault("soap:Client", err.Error()))
@@ -108,105 +170,108 @@ func (s *Simulator) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	var a answer
 	switch req.Op {
 	case opStatus:
-		a = s.status(req.Status)
+		a, err = s.status(r.Context(), req.Status)
 	default:
 		a = s.push(req.Push)
 	}
 	w.Header().Set("Content-Type", "text/xml; charset=utf-8")
+	if err != nil {
+		s.cfg.Logger.Error("moov simulator", "err", err)
+		w.WriteHeader(http.StatusInternalServerError)
+		w.Write(encodeFault("soap:Server", "internal error"))
+		return
+	}
 	w.Write(encodeAnswer(req.Op, a))
 }
 
 func (s *Simulator) push(r pushRequest) answer {
-	if r.Token != s.token {
+	if r.Token != s.cfg.Token {
 		return answer{Status: strconv.Itoa(codeBadCredential), Description: "INVALID_CREDENTIALS"}
 	}
-	if r.MSISDN == "" || r.Amount <= 0 {
+	if r.MSISDN == "" || r.Amount <= 0 || r.ExternalData1 == "" {
 		return answer{Status: strconv.Itoa(codeParameters), Description: "PARAMETERS_INCOMPLETE"}
 	}
-	phone, ok := strings.CutPrefix(r.MSISDN, "235")
-	if !ok || len(phone) != 8 || strings.Trim(phone, "0123456789") != "" {
+	digits, ok := strings.CutPrefix(r.MSISDN, "235")
+	if !ok || len(digits) != 8 || strings.Trim(digits, "0123456789") != "" {
 		return answer{Status: strconv.Itoa(codeBadNumber), Description: "INVALID_NUMBER"}
 	}
-	if "+235"+phone == sandbox.PhoneUnavailable {
+	phone := "+235" + digits
+	if phone == sandbox.PhoneUnavailable {
 		return answer{Status: strconv.Itoa(codeBusy), Description: "SYSTEM_BUSY"}
 	}
-	now := s.now()
-	id := fmt.Sprintf("%013d%s", now.UnixMilli(), phone)
+	now := s.cfg.Now()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for k, p := range s.pushes {
-		if now.Sub(p.at) > memoryTTL {
-			delete(s.pushes, k)
-			delete(s.byExt, p.ext1)
-		}
+	if now.Sub(s.pruned) > time.Minute {
+		s.prune(now)
 	}
-	s.pushes[id] = &simPush{at: now, phone: phone, ext1: r.ExternalData1}
-	if r.ExternalData1 != "" {
-		s.byExt[r.ExternalData1] = id
+	s.seq++
+	id := fmt.Sprintf("7%d%04d", now.UnixMilli(), s.seq%10000)
+	if rec := s.records[r.ExternalData1]; rec == nil {
+		s.records[r.ExternalData1] = &Record{Ref: r.ExternalData1, PhoneNumber: phone, Amount: r.Amount, RequestedAt: now}
 	}
+	s.refs[id] = r.ExternalData1
+	s.idOf[r.ExternalData1] = id
 	return answer{Status: strconv.Itoa(codePending), Description: "PENDING", ReferenceID: id, TransID: r.ExternalData1}
 }
 
-func (s *Simulator) status(r statusRequest) answer {
-	if r.Token != s.token {
-		return answer{Status: strconv.Itoa(codeBadCredential), Description: "INVALID_CREDENTIALS"}
+// prune forgets payments older than memoryTTL (the ledger, if any, keeps
+// them).
+func (s *Simulator) prune(now time.Time) {
+	for ref, rec := range s.records {
+		if now.Sub(rec.RequestedAt) > memoryTTL {
+			delete(s.records, ref)
+			delete(s.idOf, ref)
+		}
 	}
-	s.mu.Lock()
-	id := r.TransID
-	if ref, ok := s.byExt[id]; ok {
-		id = ref
+	for id, ref := range s.refs {
+		if s.records[ref] == nil {
+			delete(s.refs, id)
+		}
 	}
-	var p simPush
-	if known := s.pushes[id]; known != nil {
-		p = *known
-	} else if at, phone, ok := decodeReferenceID(id); ok {
-		p = simPush{at: at, phone: phone} // pushed before a restart
-	} else {
-		s.mu.Unlock()
-		return answer{Status: strconv.Itoa(codeNoTransaction), Description: "TRANSACTION_NOT_FOUND", TransID: r.TransID}
+	s.pruned = now
+}
+
+func (s *Simulator) status(ctx context.Context, r statusRequest) (answer, error) {
+	if r.Token != s.cfg.Token {
+		return answer{Status: strconv.Itoa(codeBadCredential), Description: "INVALID_CREDENTIALS"}, nil
 	}
-	s.mu.Unlock()
+	rec, ok, err := s.record(ctx, r.TransID)
+	if err != nil {
+		return answer{}, err
+	}
+	if !ok {
+		return answer{Status: strconv.Itoa(codeNoTransaction), Description: "TRANSACTION_NOT_FOUND", TransID: r.TransID}, nil
+	}
 	code := codePending
-	answered := s.now().Sub(p.at) >= sandbox.AnswerDelay
-	switch phone := "+235" + p.phone; {
-	case p.hand:
-		code = p.answer
-	case !answered:
-	case phone == sandbox.PhoneSuccess, phone == sandbox.PhoneLostCallback:
+	answered := s.cfg.Now().Sub(rec.RequestedAt) >= s.cfg.AnswerDelay
+	switch {
+	case rec.Answered && rec.Approved:
 		code = codeCompleted
-	case phone == sandbox.PhoneFailure:
+	case rec.Answered:
+		code = codeFailed
+	case !answered:
+	case rec.PhoneNumber == sandbox.PhoneSuccess, rec.PhoneNumber == sandbox.PhoneLostCallback:
+		code = codeCompleted
+	case rec.PhoneNumber == sandbox.PhoneFailure:
 		code = 10
-	case phone == sandbox.PhoneExpired:
+	case rec.PhoneNumber == sandbox.PhoneExpired:
 		code = codePushExpired
 	}
-	return answer{Status: strconv.Itoa(code), Description: simDescriptions[code], ReferenceID: id, TransID: p.ext1}
+	return answer{Status: strconv.Itoa(code), Description: simDescriptions[code], ReferenceID: s.referenceID(rec.Ref), TransID: rec.Ref}, nil
+}
+
+// referenceID is the referenceid given to ref's push, if this process
+// gave one.
+func (s *Simulator) referenceID(ref string) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.idOf[ref]
 }
 
 var simDescriptions = map[int]string{
 	codeCompleted: "SUCCESS", codePending: "PENDING", 10: "INSUFFICIENT_FUNDS",
 	codePushExpired: "USSD_PUSH_TIMEOUT", codeFailed: "TRANSACTION_FAILED",
-}
-
-// scripted reports whether the payer's number has a scripted behaviour.
-func scripted(phone string) bool {
-	switch "+235" + phone {
-	case sandbox.PhoneSuccess, sandbox.PhoneFailure, sandbox.PhoneNoAnswer, sandbox.PhoneExpired,
-		sandbox.PhoneUnavailable, sandbox.PhoneLostCallback:
-		return true
-	}
-	return false
-}
-
-// decodeReferenceID reads back a referenceid the simulator gave.
-func decodeReferenceID(id string) (time.Time, string, bool) {
-	if len(id) != 21 || strings.Trim(id, "0123456789") != "" {
-		return time.Time{}, "", false
-	}
-	ms, err := strconv.ParseInt(id[:13], 10, 64)
-	if err != nil {
-		return time.Time{}, "", false
-	}
-	return time.UnixMilli(ms), id[13:], true
 }
 
 // StartSimulator serves sim on a loopback port and returns its URL and a
