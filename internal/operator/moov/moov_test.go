@@ -17,7 +17,6 @@ import (
 	"time"
 
 	"github.com/momopay/momopay/internal/operator"
-	"github.com/momopay/momopay/internal/operator/sandbox"
 )
 
 const (
@@ -114,11 +113,11 @@ func TestSimulatorPayerNumbers(t *testing.T) {
 		want   operator.State
 		detail string
 	}{
-		{sandbox.PhoneSuccess, operator.Succeeded, "moov 0: completed"},
-		{sandbox.PhoneLostCallback, operator.Succeeded, "moov 0: completed"},
-		{sandbox.PhoneFailure, operator.Failed, "moov 10: insufficient funds"},
-		{sandbox.PhoneExpired, operator.Expired, "moov 92: push timed out or cancelled"},
-		{sandbox.PhoneNoAnswer, operator.Pending, "moov 100: pending"},
+		{PhoneSuccess, operator.Succeeded, "moov 0: completed"},
+		{PhoneLostCallback, operator.Succeeded, "moov 0: completed"},
+		{PhoneFailure, operator.Failed, "moov 10: insufficient funds"},
+		{PhoneExpired, operator.Expired, "moov 92: push timed out or cancelled"},
+		{PhoneNoAnswer, operator.Pending, "moov 100: pending"},
 		{"+23566123456", operator.Pending, "moov 100: pending"},
 	} {
 		t.Run(tc.phone, func(t *testing.T) {
@@ -133,7 +132,7 @@ func TestSimulatorPayerNumbers(t *testing.T) {
 			if err != nil || o.State != operator.Pending {
 				t.Fatalf("before the payer answers: %+v, %v", o, err)
 			}
-			b.clock.Advance(sandbox.AnswerDelay)
+			b.clock.Advance(AnswerDelay)
 			o, err = b.op.PaymentStatus(ctx, p)
 			if err != nil || o.State != tc.want || !strings.HasPrefix(o.Detail, tc.detail) {
 				t.Fatalf("got %+v, %v; want %s %q", o, err, tc.want, tc.detail)
@@ -143,10 +142,10 @@ func TestSimulatorPayerNumbers(t *testing.T) {
 	t.Run("unavailable", func(t *testing.T) {
 		t.Parallel()
 		b, _ := withSimulator(t)
-		err := b.op.RequestPayment(context.Background(), payment(b, sandbox.PhoneUnavailable))
+		err := b.op.RequestPayment(context.Background(), payment(b, PhoneUnavailable))
 		ue, ok := errors.AsType[*operator.UnavailableError](err)
-		if !ok || ue.RetryAfter != sandbox.UnavailableRetryAfter {
-			t.Fatalf("got %v, want UnavailableError with retry after %s", err, sandbox.UnavailableRetryAfter)
+		if !ok || ue.RetryAfter != BusyRetryAfter {
+			t.Fatalf("got %v, want UnavailableError with retry after %s", err, BusyRetryAfter)
 		}
 	})
 }
@@ -157,7 +156,7 @@ func TestSimulatorAnswerByHand(t *testing.T) {
 	t.Parallel()
 	b, sim := withSimulator(t)
 	ctx := context.Background()
-	yes, no, scripted := payment(b, "+23566000001"), payment(b, "+23566000002"), payment(b, sandbox.PhoneSuccess)
+	yes, no, scripted := payment(b, "+23566000001"), payment(b, "+23566000002"), payment(b, PhoneSuccess)
 	for _, p := range []operator.Payment{yes, no, scripted} {
 		if err := b.op.RequestPayment(ctx, p); err != nil {
 			t.Fatal(err)
@@ -229,7 +228,7 @@ func TestSimulatorLedger(t *testing.T) {
 	}
 	a, _ := process()
 	ctx := context.Background()
-	scripted, byHand := payment(a, sandbox.PhoneSuccess), payment(a, "+23566000009")
+	scripted, byHand := payment(a, PhoneSuccess), payment(a, "+23566000009")
 	for _, p := range []operator.Payment{scripted, byHand} {
 		// momopay writes the transaction before the push.
 		l.records[p.Ref] = Record{Ref: p.Ref, PhoneNumber: p.PhoneNumber, Amount: p.Amount, RequestedAt: p.RequestedAt}
@@ -238,7 +237,7 @@ func TestSimulatorLedger(t *testing.T) {
 		}
 	}
 	b, simB := process()
-	c.Advance(sandbox.AnswerDelay)
+	c.Advance(AnswerDelay)
 	if o, err := b.op.PaymentStatus(ctx, scripted); err != nil || o.State != operator.Succeeded {
 		t.Fatalf("scripted, asked elsewhere: %+v, %v", o, err)
 	}
@@ -256,7 +255,7 @@ func TestSimulatorRefusesBadToken(t *testing.T) {
 	t.Parallel()
 	b, _ := withSimulator(t)
 	b.op.token = "forged"
-	err := b.op.RequestPayment(context.Background(), payment(b, sandbox.PhoneSuccess))
+	err := b.op.RequestPayment(context.Background(), payment(b, PhoneSuccess))
 	ue, ok := errors.AsType[*operator.UnavailableError](err)
 	if !ok || ue.RetryAfter != ConfigRetryAfter {
 		t.Fatalf("got %v", err)
@@ -582,7 +581,7 @@ func TestLogsHoldNoSecret(t *testing.T) {
 	t.Parallel()
 	b, _ := withSimulator(t)
 	ctx := context.Background()
-	p := payment(b, sandbox.PhoneSuccess)
+	p := payment(b, PhoneSuccess)
 	b.op.RequestPayment(ctx, p)
 	b.op.PaymentStatus(ctx, p)
 	logs := b.logs.String()

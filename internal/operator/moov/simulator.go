@@ -12,13 +12,25 @@ import (
 	"strings"
 	"sync"
 	"time"
-
-	"github.com/momopay/momopay/internal/operator/sandbox"
 )
+
+// The payer numbers with a scripted behaviour (docs/sandbox.md). Any other
+// number waits until it is answered by hand (AnswerPayment).
+const (
+	PhoneSuccess      = "+23560000001" // completed after AnswerDelay
+	PhoneFailure      = "+23560000002" // insufficient funds (10) after AnswerDelay
+	PhoneNoAnswer     = "+23560000003" // pending for ever
+	PhoneExpired      = "+23560000004" // push timed out (92) after AnswerDelay
+	PhoneUnavailable  = "+23560000005" // push refused: system busy (99)
+	PhoneLostCallback = "+23560000006" // completed after AnswerDelay (Moov has no callback to lose)
+)
+
+// AnswerDelay is how long the scripted payers take by default.
+const AnswerDelay = 2 * time.Second
 
 // Simulator is a Moov Money merchant API served over HTTP, speaking the
 // SOAP of soap.go, for the sandbox and for tests. The payer's number
-// chooses what happens, as docs/sandbox.md lists (sandbox.Phone…):
+// chooses what happens, as docs/sandbox.md lists:
 //
 //	…01, …06  taken; completed (0) AnswerDelay after the push
 //	…02       taken; insufficient funds (10) after AnswerDelay
@@ -71,8 +83,8 @@ type Ledger interface {
 type SimulatorConfig struct {
 	// Token is the only token accepted (Token or Config builds it).
 	Token string
-	// AnswerDelay is how long scripted payers take (sandbox.AnswerDelay
-	// when zero).
+	// AnswerDelay is how long scripted payers take (AnswerDelay when
+	// zero).
 	AnswerDelay time.Duration
 	// Ledger keeps records; nil keeps them in memory only.
 	Ledger Ledger
@@ -83,7 +95,7 @@ type SimulatorConfig struct {
 // NewSimulator returns a simulator.
 func NewSimulator(cfg SimulatorConfig) *Simulator {
 	if cfg.AnswerDelay == 0 {
-		cfg.AnswerDelay = sandbox.AnswerDelay
+		cfg.AnswerDelay = AnswerDelay
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
@@ -196,7 +208,7 @@ func (s *Simulator) push(r pushRequest) answer {
 		return answer{Status: strconv.Itoa(codeBadNumber), Description: "INVALID_NUMBER"}
 	}
 	phone := "+235" + digits
-	if phone == sandbox.PhoneUnavailable {
+	if phone == PhoneUnavailable {
 		return answer{Status: strconv.Itoa(codeBusy), Description: "SYSTEM_BUSY"}
 	}
 	now := s.cfg.Now()
@@ -251,11 +263,11 @@ func (s *Simulator) status(ctx context.Context, r statusRequest) (answer, error)
 	case rec.Answered:
 		code = codeFailed
 	case !answered:
-	case rec.PhoneNumber == sandbox.PhoneSuccess, rec.PhoneNumber == sandbox.PhoneLostCallback:
+	case rec.PhoneNumber == PhoneSuccess, rec.PhoneNumber == PhoneLostCallback:
 		code = codeCompleted
-	case rec.PhoneNumber == sandbox.PhoneFailure:
+	case rec.PhoneNumber == PhoneFailure:
 		code = 10
-	case rec.PhoneNumber == sandbox.PhoneExpired:
+	case rec.PhoneNumber == PhoneExpired:
 		code = codePushExpired
 	}
 	return answer{Status: strconv.Itoa(code), Description: simDescriptions[code], ReferenceID: s.referenceID(rec.Ref), TransID: rec.Ref}, nil
