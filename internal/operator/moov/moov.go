@@ -107,16 +107,6 @@ func New(cfg Config, client *http.Client, now func() time.Time, log *slog.Logger
 		pushTimeout: PushTimeout, statusTimeout: StatusTimeout}, nil
 }
 
-// RefusedError is a push Moov answered with a refusal about the payer or
-// the payment (insufficient funds, not registered, limits): it certainly
-// did not take it, and asking again will not help.
-type RefusedError struct {
-	Code   int
-	Detail string
-}
-
-func (e *RefusedError) Error() string { return "moov refused the push: " + e.Detail }
-
 // BusyError is an enquiry not made, or answered "busy", while Moov asks
 // callers to back off.
 type BusyError struct {
@@ -136,7 +126,8 @@ type HTTPError struct {
 func (e *HTTPError) Error() string { return fmt.Sprintf("moov answered HTTP %d", e.Status) }
 
 // RequestPayment sends PushWithPending. Only an answer that certainly
-// refuses the push, or a connection that could not even be opened, gives
+// refuses the push because of Moov or our account (busy, credentials), or
+// a connection that could not even be opened, gives
 // operator.UnavailableError; timeouts, HTTP errors, faults and unreadable
 // answers are ambiguous, so the payment stays PENDING and polling settles.
 func (o *Operator) RequestPayment(ctx context.Context, p operator.Payment) error {
@@ -163,12 +154,17 @@ func (o *Operator) RequestPayment(ctx context.Context, p operator.Payment) error
 			"internal_ref", p.Ref, "moov_status", code, "detail", detail(code, a.Description))
 		return &operator.UnavailableError{RetryAfter: ConfigRetryAfter, Cause: errors.New(detail(code, a.Description))}
 	case failures[code] != "":
-		// Certain, and final: remembered so that the first poll reports
-		// it as FAILED with its reason.
+		// Refused for good because of the payer or the payment (funds,
+		// limits, not registered): not an outage, so the push is reported
+		// taken (an error would count towards opening the circuit breaker
+		// for everyone's payments), and the first poll reports FAILED with
+		// the reason, without asking Moov.
 		out := outcomeOf(a)
 		out.State, out.Reason = operator.Failed, reasonOf(code)
 		o.pushes.refused(p.Ref, out, o.now())
-		return &RefusedError{Code: code, Detail: out.Detail}
+		o.log.Info("moov refused the push; the first poll reports it FAILED", "transaction_id", p.TransactionID,
+			"internal_ref", p.Ref, "moov_status", code)
+		return nil
 	default:
 		// 92, 94 or a code we do not know: the push may stand.
 		o.log.Warn("moov push answered with an unexpected status; polling will settle", "internal_ref", p.Ref, "moov_status", code)
