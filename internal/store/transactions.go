@@ -239,14 +239,6 @@ func (s *Transactions) Settle(ctx context.Context, st payment.Settlement) (*paym
 		if t.Status == st.To || !st.Reconcile {
 			return nil
 		}
-		// Once per contradicting status: an operator repeating itself (a
-		// callback and the enquiry it triggers) is one case, not several.
-		var known bool
-		if err := tx.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM reconciliation_cases
-			WHERE merchant_id = $1 AND transaction_id = $2 AND reported_status = $3)`,
-			t.MerchantID, t.ID, string(st.To)).Scan(&known); err != nil || known {
-			return err
-		}
 		_, err = tx.ExecContext(ctx, `INSERT INTO reconciliation_cases
 			(id, merchant_id, transaction_id, final_status, reported_status, source, detail, created_at)
 			VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
