@@ -182,3 +182,27 @@ type RefundOutcome struct {
 type SandboxPayer interface {
 	AnswerPayment(ctx context.Context, ref string, approve bool) error
 }
+
+// Unwrapper is implemented by an operator that wraps another (the circuit
+// breaker), so that the optional interfaces of the one inside stay
+// reachable through As.
+type Unwrapper interface {
+	Unwrap() Operator
+}
+
+// As finds, in op or the operators it wraps, one implementing T (Refunder,
+// PollScheduler, SandboxPayer, CallbackReader).
+func As[T any](op Operator) (T, bool) {
+	for op != nil {
+		if t, ok := op.(T); ok {
+			return t, true
+		}
+		u, ok := op.(Unwrapper)
+		if !ok {
+			break
+		}
+		op = u.Unwrap()
+	}
+	var zero T
+	return zero, false
+}
