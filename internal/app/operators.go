@@ -163,6 +163,10 @@ func (a *App) sandboxOperators() (*operatorSet, error) {
 	set.operators[payment.OperatorAirtel] = operator.WithBreaker("AIRTEL", ad, breaker)
 	set.callbacks[payment.OperatorAirtel] = ad
 	set.payers[payment.OperatorAirtel] = sim
+	if err := a.sandboxMoov(set, mux, base, breaker); err != nil {
+		set.close()
+		return nil, err
+	}
 
 	cb := sandbox.Callbacks{
 		Secret: secret, Client: &http.Client{Timeout: 10 * time.Second},
