@@ -174,3 +174,41 @@ func TestEarlyExpiredIsHeld(t *testing.T) {
 		}
 	})
 }
+
+// TestCallbacksOutOfOrder: Airtel's callbacks arriving out of order or
+// after a final state go through the one transition: the first outcome
+// stays, a contradicting one becomes a reconciliation case. An unsigned
+// callback only makes the service ask Airtel, whose answer settles.
+func TestCallbacksOutOfOrder(t *testing.T) {
+	eachEngine(t, func(t *testing.T, engine string) {
+		clock := testserver.NewClock(time.Now())
+		s := testserver.Start(t, testserver.Options{DB: engine, Now: clock.Now})
+		secret := s.App.SandboxCallbackSecret
+		created := do(t, s, "POST", "/v1/transactions", s.APIKey, newPayment(map[string]any{"phone_number": "+23566112233"}))
+		id, ref := created.body["id"].(string), created.body["internal_ref"].(string)
+		for i, c := range []struct{ code, want string }{{"TS", "SUCCESS"}, {"TF", "SUCCESS"}, {"TIP", "SUCCESS"}, {"TS", "SUCCESS"}} {
+			if r := postCallback(t, s, "/callbacks/airtel", airtelsim.SignedCallback(secret, ref, c.code, "", "AM42"), ""); r.status != 200 {
+				t.Fatalf("callback %d (%s): %d %s", i, c.code, r.status, r.raw)
+			}
+			if got := do(t, s, "GET", "/v1/transactions/"+id, s.APIKey, nil); got.body["status"] != c.want {
+				t.Fatalf("after callback %d (%s): %s", i, c.code, got.raw)
+			}
+		}
+		cases, _ := s.App.Cases.List(t.Context())
+		if len(cases) != 1 || cases[0].ReportedStatus != payment.StatusFailed || cases[0].FinalStatus != payment.StatusSuccess {
+			t.Errorf("cases: %+v, want the one late FAILED", cases)
+		}
+
+		// The payer of …06 confirmed, and Airtel's signed callback was lost;
+		// an unsigned one arrives: the enquiry it triggers settles.
+		lost := do(t, s, "POST", "/v1/transactions", s.APIKey, newPayment(map[string]any{"phone_number": "+23560000006"}))
+		lostID, lostRef := lost.body["id"].(string), lost.body["internal_ref"].(string)
+		clock.Advance(2 * time.Second)
+		if r := postCallback(t, s, "/callbacks/airtel", airtelsim.SignedCallback(nil, lostRef, "TF", "forged?", ""), ""); r.status != 200 {
+			t.Fatalf("unsigned callback: %d %s", r.status, r.raw)
+		}
+		if got := do(t, s, "GET", "/v1/transactions/"+lostID, s.APIKey, nil); got.body["status"] != "SUCCESS" {
+			t.Errorf("after the hint, Airtel's own answer should win: %s", got.raw)
+		}
+	})
+}
