@@ -238,7 +238,9 @@ func TestSimulatorLedger(t *testing.T) {
 	}
 	b, simB := process()
 	c.Advance(AnswerDelay)
-	if o, err := b.op.PaymentStatus(ctx, scripted); err != nil || o.State != operator.Succeeded {
+	// Asked by our internal_ref (b never saw the push's answer), answered
+	// with the referenceid a gave.
+	if o, err := b.op.PaymentStatus(ctx, scripted); err != nil || o.State != operator.Succeeded || o.OperatorRef != referenceID(scripted.Ref) {
 		t.Fatalf("scripted, asked elsewhere: %+v, %v", o, err)
 	}
 	if err := simB.AnswerPayment(ctx, byHand.Ref, true); err != nil {

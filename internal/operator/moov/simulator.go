@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"io"
 	"log/slog"
 	"net"
@@ -53,8 +54,6 @@ type Simulator struct {
 	mu      sync.Mutex
 	records map[string]*Record // by externaldata1
 	refs    map[string]string  // referenceid → externaldata1
-	idOf    map[string]string  // externaldata1 → referenceid
-	seq     int64
 	pruned  time.Time
 }
 
@@ -103,7 +102,7 @@ func NewSimulator(cfg SimulatorConfig) *Simulator {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	return &Simulator{cfg: cfg, records: map[string]*Record{}, refs: map[string]string{}, idOf: map[string]string{}}
+	return &Simulator{cfg: cfg, records: map[string]*Record{}, refs: map[string]string{}}
 }
 
 // ErrNoSuchPush is AnswerPayment's error for a payment the simulator
@@ -217,13 +216,11 @@ func (s *Simulator) push(r pushRequest) answer {
 	if now.Sub(s.pruned) > time.Minute {
 		s.prune(now)
 	}
-	s.seq++
-	id := fmt.Sprintf("7%d%04d", now.UnixMilli(), s.seq%10000)
+	id := referenceID(r.ExternalData1)
 	if rec := s.records[r.ExternalData1]; rec == nil {
 		s.records[r.ExternalData1] = &Record{Ref: r.ExternalData1, PhoneNumber: phone, Amount: r.Amount, RequestedAt: now}
 	}
 	s.refs[id] = r.ExternalData1
-	s.idOf[r.ExternalData1] = id
 	return answer{Status: strconv.Itoa(codePending), Description: "PENDING", ReferenceID: id, TransID: r.ExternalData1}
 }
 
@@ -233,12 +230,7 @@ func (s *Simulator) prune(now time.Time) {
 	for ref, rec := range s.records {
 		if now.Sub(rec.RequestedAt) > memoryTTL {
 			delete(s.records, ref)
-			delete(s.idOf, ref)
-		}
-	}
-	for id, ref := range s.refs {
-		if s.records[ref] == nil {
-			delete(s.refs, id)
+			delete(s.refs, referenceID(ref))
 		}
 	}
 	s.pruned = now
@@ -270,15 +262,16 @@ func (s *Simulator) status(ctx context.Context, r statusRequest) (answer, error)
 	case rec.PhoneNumber == PhoneExpired:
 		code = codePushExpired
 	}
-	return answer{Status: strconv.Itoa(code), Description: simDescriptions[code], ReferenceID: s.referenceID(rec.Ref), TransID: rec.Ref}, nil
+	return answer{Status: strconv.Itoa(code), Description: simDescriptions[code], ReferenceID: referenceID(rec.Ref), TransID: rec.Ref}, nil
 }
 
-// referenceID is the referenceid given to ref's push, if this process
-// gave one.
-func (s *Simulator) referenceID(ref string) string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.idOf[ref]
+// referenceID is the referenceid the simulator gives the push with
+// externaldata1 ref: 17 digits like Moov's, derived from ref, so that every
+// process of one sandbox gives the same one.
+func referenceID(ref string) string {
+	h := fnv.New64a()
+	h.Write([]byte(ref))
+	return fmt.Sprintf("7%016d", h.Sum64()%1e16)
 }
 
 var simDescriptions = map[int]string{
