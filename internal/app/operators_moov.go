@@ -46,4 +46,3 @@ func (l moovLedger) Payment(ctx context.Context, ref string) (moov.Record, bool,
 	return moov.Record{Ref: p.InternalRef, PhoneNumber: p.PhoneNumber, Amount: p.Amount, RequestedAt: p.RequestedAt,
 		Answered: p.Answered, Approved: p.Approved}, true, nil
 }
-
