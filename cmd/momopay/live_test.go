@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/momopay/momopay/internal/operator/airtel/airtelsim"
+	"github.com/momopay/momopay/internal/operator/moov"
 )
 
 // runWith runs the binary with extra environment and stdin, returning
@@ -53,14 +54,14 @@ func jsonOf(t *testing.T, s string) map[string]any {
 	return v
 }
 
-// TestLiveModeAirtel starts "serve --mode live" as a process with its
-// environment pointing at a fake Airtel (the simulator, served by the
-// test), and walks one Airtel payment end to end: the push, the signed
-// callback, SUCCESS, the operator's reference kept, and a refund from the
-// command line. Moov, left unconfigured, is refused with 422; a
-// half-configured Airtel stops the start with every missing variable
-// named; the credentials never reach the log.
-func TestLiveModeAirtel(t *testing.T) {
+// TestLiveMode starts "serve --mode live" as a process with its
+// environment pointing at a fake Airtel and a fake Moov (their simulators,
+// served by the test), and walks one payment per operator end to end:
+// Airtel's push, signed callback, SUCCESS, its reference kept and a refund
+// from the command line; Moov's SOAP push and enquiries to SUCCESS. A
+// half-configured Airtel, or no operator at all, stops the start with
+// every missing variable named; the credentials never reach the log.
+func TestLiveMode(t *testing.T) {
 	t.Parallel()
 	const clientSecret, callbackSecret = "live-client-secret-0123456789", "live-callback-secret"
 	var callbackURL atomic.Value
@@ -72,6 +73,14 @@ func TestLiveModeAirtel(t *testing.T) {
 	})
 	fakeAirtel := httptest.NewServer(sim.Handler())
 	t.Cleanup(fakeAirtel.Close)
+	const moovToken = "live-moov-token-0123456789"
+	moovURL, stopMoov, err := moov.StartSimulator(moov.NewSimulator(moov.SimulatorConfig{
+		Token: moovToken, AnswerDelay: 500 * time.Millisecond, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { stopMoov() })
 
 	db := filepath.Join(t.TempDir(), "live.db")
 	if _, errOut, err := runWith(t, nil, "", "migrate", "--db", db); err != nil {
@@ -92,6 +101,7 @@ func TestLiveModeAirtel(t *testing.T) {
 		"MOMOPAY_AIRTEL_BASE_URL=" + fakeAirtel.URL, "MOMOPAY_AIRTEL_CLIENT_ID=live-client",
 		"MOMOPAY_AIRTEL_CLIENT_SECRET=" + clientSecret, "MOMOPAY_AIRTEL_CALLBACK_SECRET=" + callbackSecret,
 		"MOMOPAY_SESSION_SECRET=a-session-secret-for-the-dashboard-0123456789",
+		"MOMOPAY_MOOV_URL=" + moovURL, "MOMOPAY_MOOV_TOKEN=" + moovToken,
 	}
 	// A half-configured operator, or none at all, stops the start.
 	_, errOut, err = runWith(t, []string{"MOMOPAY_AIRTEL_BASE_URL=" + fakeAirtel.URL}, "", "serve", "--mode", "live", "--addr", "127.0.0.1:0", "--db", db)
@@ -153,8 +163,17 @@ func TestLiveModeAirtel(t *testing.T) {
 		t.Errorf("settled, but not by Airtel's signed callback:\n%s", logs)
 	}
 
-	if code, body := pay("live-2", "MOOV", "+23560000001"); code != 422 || !strings.Contains(fmt.Sprint(body), "not configured") {
-		t.Errorf("MOOV unconfigured: %d %v", code, body)
+	// Moov: the SOAP push, then status enquiries until completed.
+	code, tx = pay("live-2", "MOOV", "+23560000001")
+	if code != 201 || tx["status"] != "PENDING" {
+		t.Fatalf("create MOOV: %d %v", code, tx)
+	}
+	moovID := tx["id"].(string)
+	for get(t, p, key, moovID).Status != "SUCCESS" {
+		if time.Now().After(deadline) {
+			t.Fatalf("the Moov payment never settled:\n%s", logs)
+		}
+		time.Sleep(100 * time.Millisecond)
 	}
 	if code, body := pay("live-3", "AIRTEL", "+23560000005"); code != 503 {
 		t.Errorf("Airtel refusing the push: %d %v", code, body)
@@ -181,7 +200,7 @@ func TestLiveModeAirtel(t *testing.T) {
 
 	cmd.Process.Signal(syscall.SIGTERM)
 	cmd.Wait()
-	if l := logs.String(); strings.Contains(l, clientSecret) || strings.Contains(l, callbackSecret) || strings.Contains(l, "Bearer") {
+	if l := logs.String(); strings.Contains(l, clientSecret) || strings.Contains(l, callbackSecret) || strings.Contains(l, moovToken) || strings.Contains(l, "Bearer") {
 		t.Errorf("a credential reached the log:\n%s", l)
 	}
 	if !strings.Contains(logs.String(), `operation=push`) {

@@ -7,13 +7,13 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"slices"
 	"strings"
 	"time"
 
 	"github.com/momopay/momopay/internal/operator"
 	"github.com/momopay/momopay/internal/operator/airtel"
 	"github.com/momopay/momopay/internal/operator/airtel/airtelsim"
+	"github.com/momopay/momopay/internal/operator/moov"
 	"github.com/momopay/momopay/internal/operator/sandbox"
 	"github.com/momopay/momopay/internal/payment"
 	"github.com/momopay/momopay/internal/store"
@@ -112,15 +112,16 @@ func (a *App) liveOperators() (*operatorSet, error) {
 	return set, nil
 }
 
-// sandboxOperators runs the real Airtel adapter against an Airtel
-// simulator served on a loopback listener of this process, behind one
-// circuit breaker per merchant (the sandbox's outages are one merchant's
-// test number). The simulator keeps its records and the payer's answers
-// by hand in the database, so every process of one sandbox agrees, and
-// it calls this process back once it serves, signing with a secret drawn
-// per process: in a sandbox with several instances, a callback reaching
-// another one is refused and polling settles the payment, as with a lost
-// callback.
+// sandboxOperators runs the real Airtel and Moov adapters against
+// simulators of their protocols served on a loopback listener of this
+// process, each behind one circuit breaker per merchant (the sandbox's
+// outages are one merchant's test number). The simulators keep their
+// records and the payer's answers by hand in the database, so every
+// process of one sandbox agrees and payments survive restarts. The Airtel
+// simulator calls this process back once it serves, signing with a secret
+// drawn per process: in a sandbox with several instances, a callback
+// reaching another one is refused and polling settles the payment, as with
+// a lost callback.
 func (a *App) sandboxOperators() (*operatorSet, error) {
 	a.callbackBase.Store("")
 	secret := []byte(rand.Text())
@@ -137,6 +138,7 @@ func (a *App) sandboxOperators() (*operatorSet, error) {
 		return nil, fmt.Errorf("sandbox: listen for the operator simulators: %w", err)
 	}
 	clientID, clientSecret := rand.Text(), rand.Text()
+	ledger := simLedger{store.NewSandboxAnswers(a.DB), a.cfg.Now}
 	sim := airtelsim.New(airtelsim.Config{
 		ClientID: clientID, ClientSecret: clientSecret, CallbackSecret: secret,
 		CallbackURL: func() string {
@@ -146,11 +148,16 @@ func (a *App) sandboxOperators() (*operatorSet, error) {
 			return ""
 		},
 		AnswerDelay: sandbox.AnswerDelay,
-		Ledger:      simLedger{store.NewSandboxAnswers(a.DB), a.cfg.Now},
+		Ledger:      ledger,
 		Now:         a.cfg.Now, Logger: a.cfg.Logger,
+	})
+	moovToken := rand.Text()
+	msim := moov.NewSimulator(moov.SimulatorConfig{
+		Token: moovToken, AnswerDelay: sandbox.AnswerDelay, Ledger: moovLedger{ledger}, Now: a.cfg.Now, Logger: a.cfg.Logger,
 	})
 	mux := http.NewServeMux()
 	mux.Handle("/airtel/", http.StripPrefix("/airtel", sim.Handler()))
+	mux.Handle("/moov/", http.StripPrefix("/moov", msim))
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	go srv.Serve(ln)
 	set.stop = func() { srv.Close() }
@@ -163,23 +170,15 @@ func (a *App) sandboxOperators() (*operatorSet, error) {
 	set.operators[payment.OperatorAirtel] = operator.WithBreaker("AIRTEL", ad, breaker)
 	set.callbacks[payment.OperatorAirtel] = ad
 	set.payers[payment.OperatorAirtel] = sim
-	if err := a.sandboxMoov(set, mux, base, breaker); err != nil {
-		set.close()
+
+	// Moov: SOAP, no callbacks; its payments are settled by polling only.
+	mop, err := moov.New(moov.Config{URL: base + "/moov/", Token: moovToken}, nil, a.cfg.Now, a.cfg.Logger)
+	if err != nil {
+		srv.Close()
 		return nil, err
 	}
-
-	cb := sandbox.Callbacks{
-		Secret: secret, Client: &http.Client{Timeout: 10 * time.Second},
-		URL: func() string { return a.callbackBase.Load().(string) },
-	}
-	for _, code := range payment.Operators {
-		if set.operators[code] != nil {
-			continue
-		}
-		sb := sandbox.New(string(code), a.cfg.Now, cb, a.cfg.Logger)
-		set.operators[code] = operator.WithBreaker(string(code), sb, breaker)
-		set.callbacks[code] = sb
-	}
+	set.operators[payment.OperatorMoov] = operator.WithBreaker("MOOV", mop, breaker)
+	set.payers[payment.OperatorMoov] = msim
 	return set, nil
 }
 
@@ -226,26 +225,10 @@ func (a *App) AnswerSandboxPayment(ctx context.Context, merchantID, txID string,
 	}
 	payer, ok := a.ops.payers[t.Operator]
 	if !ok {
-		// An operator still played by the stateless sandbox: settle as its
-		// callback would.
-		to := payment.StatusFailed
-		if approve {
-			to = payment.StatusSuccess
-		}
-		return a.Payments.Settle(ctx, merchantID, txID, to, payment.SourceSandbox, "sandbox: answered by hand")
+		return nil, false, fmt.Errorf("no %s simulator in this process", t.Operator)
 	}
 	if err := payer.AnswerPayment(ctx, t.InternalRef, approve); err != nil {
 		return nil, false, err
 	}
 	return a.Payments.Enquire(ctx, merchantID, txID, payment.SourceSandbox)
-}
-
-// configuredOperators lists the operators this process can take payments for.
-func (a *App) configuredOperators() []payment.Operator {
-	var out []payment.Operator
-	for code := range a.ops.operators {
-		out = append(out, code)
-	}
-	slices.Sort(out)
-	return out
 }

@@ -2,19 +2,15 @@ package app
 
 import (
 	"context"
-	"crypto/rand"
 	"errors"
-	"net/http"
-	"time"
 
 	"github.com/momopay/momopay/internal/operator"
 	"github.com/momopay/momopay/internal/operator/moov"
 	"github.com/momopay/momopay/internal/payment"
-	"github.com/momopay/momopay/internal/store"
 )
 
 // moovRequired are the environment variables of Moov Money in live mode
-// (moov.EnvToken may replace the last three).
+// (MOMOPAY_MOOV_TOKEN may replace the last three: see moov.ConfigFromEnv).
 var moovRequired = []string{moov.EnvURL, moov.EnvUsername, moov.EnvPassword, moov.EnvKey}
 
 // liveMoov adds the Moov adapter to set when the environment configures
@@ -30,55 +26,23 @@ func (a *App) liveMoov(set *operatorSet) (missing []string, configured bool, err
 	if err != nil {
 		return nil, false, err
 	}
-	ad, err := moov.New(cfg, nil, a.cfg.Now, a.cfg.Logger)
+	op, err := moov.New(cfg, nil, a.cfg.Now, a.cfg.Logger)
 	if err != nil {
 		return nil, false, err
 	}
-	set.operators[payment.OperatorMoov] = operator.WithBreaker("MOOV", ad, operator.DefaultBreakerSettings)
+	set.operators[payment.OperatorMoov] = operator.WithBreaker("MOOV", op, operator.DefaultBreakerSettings)
 	return nil, true, nil
 }
 
-// sandboxMoov runs the real Moov adapter against the Moov simulator,
-// served under /moov/ on the simulators' loopback listener at base. Moov
-// has no callbacks: its payments settle by polling.
-func (a *App) sandboxMoov(set *operatorSet, mux *http.ServeMux, base string, breaker operator.BreakerSettings) error {
-	// Credentials drawn per process, so the token goes through the same
-	// building as in live mode.
-	cfg := moov.Config{URL: base + "/moov/", Username: "sandbox", Password: rand.Text(), Key: (rand.Text() + rand.Text())[:32]}
-	token, err := moov.Token(cfg.Username, cfg.Password, cfg.Key)
-	if err != nil {
-		return err
-	}
-	sim := moov.NewSimulator(moov.SimulatorConfig{
-		Token: token, Ledger: moovLedger{store.NewSandboxAnswers(a.DB), a.cfg.Now},
-		Now: a.cfg.Now, Logger: a.cfg.Logger,
-	})
-	mux.Handle("/moov/", sim)
-	ad, err := moov.New(cfg, nil, a.cfg.Now, a.cfg.Logger)
-	if err != nil {
-		return err
-	}
-	set.operators[payment.OperatorMoov] = operator.WithBreaker("MOOV", ad, breaker)
-	set.payers[payment.OperatorMoov] = sim
-	return nil
-}
-
-// moovLedger keeps the Moov simulator's records in momopay's database:
-// the payment as stored, and the payer's answer by hand.
-type moovLedger struct {
-	answers *store.SandboxAnswers
-	now     func() time.Time
-}
+// moovLedger keeps the Moov simulator's records in momopay's database, as
+// simLedger does for Airtel's.
+type moovLedger struct{ simLedger }
 
 func (l moovLedger) Payment(ctx context.Context, ref string) (moov.Record, bool, error) {
 	p, ok, err := l.answers.Payment(ctx, ref)
 	if err != nil || !ok {
 		return moov.Record{}, ok, err
 	}
-	return moov.Record{Ref: p.InternalRef, PhoneNumber: p.PhoneNumber, Amount: p.Amount,
-		RequestedAt: p.RequestedAt, Answered: p.Answered, Approved: p.Approved}, true, nil
-}
-
-func (l moovLedger) Answer(ctx context.Context, ref string, approve bool) error {
-	return l.answers.Answer(ctx, ref, approve, l.now())
+	return moov.Record{Ref: p.InternalRef, PhoneNumber: p.PhoneNumber, Amount: p.Amount, RequestedAt: p.RequestedAt,
+		Answered: p.Answered, Approved: p.Approved}, true, nil
 }

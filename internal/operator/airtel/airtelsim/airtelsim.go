@@ -36,7 +36,7 @@ const (
 	PhoneUnavailable  = "60000005" // the push is refused (ESB000011)
 	PhoneLostCallback = "60000006" // confirms after AnswerDelay, but no callback is sent
 	// PhoneCodePrefix followed by two digits NN refuses after AnswerDelay
-	// with the code DP008000010NN, by callback: 6100000102 is a wrong PIN.
+	// with the code DP008000010NN, by callback: 61000002 is a wrong PIN.
 	PhoneCodePrefix = "610000"
 )
 
