@@ -1,8 +1,11 @@
 package moov
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"io"
+	"net/http"
 	"net/http/httptest"
 	"strings"
 	"sync"
@@ -173,5 +176,42 @@ func TestSimulatorRefusesBadToken(t *testing.T) {
 	}
 	if !strings.Contains(b.logs.String(), "ALERT") {
 		t.Errorf("no alert logged:\n%s", b.logs)
+	}
+}
+
+// TestDroppedPushSettlesByPolling: Moov takes the push but the connection
+// drops before its answer arrives. The push is ambiguous (not unavailable),
+// and the enquiries, by our internal_ref since no referenceid came back,
+// settle the payment.
+func TestDroppedPushSettlesByPolling(t *testing.T) {
+	t.Parallel()
+	c := &clock{now: time.Date(2026, 11, 22, 8, 0, 0, 0, time.UTC)}
+	token, _ := Token(testUser, testPassword, testKey)
+	sim := NewSimulator(SimulatorConfig{Token: token, Now: c.Now})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		rec := httptest.NewRecorder()
+		sim.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "/", bytes.NewReader(body)))
+		if bytes.Contains(body, []byte(opPushWithPending)) {
+			conn, _, _ := w.(http.Hijacker).Hijack()
+			conn.Close()
+			return
+		}
+		w.Write(rec.Body.Bytes())
+	}))
+	defer srv.Close()
+	b := setup(t, srv.URL)
+	b.op.now, b.clock = c.Now, c
+	ctx := context.Background()
+	p := payment(b, PhoneSuccess)
+	if err := b.op.RequestPayment(ctx, p); err == nil || errors.Is(err, operator.ErrUnavailable) {
+		t.Fatalf("push: %v; want an ambiguous error", err)
+	}
+	if o, err := b.op.PaymentStatus(ctx, p); err != nil || o.State != operator.Pending {
+		t.Fatalf("first poll: %+v, %v", o, err)
+	}
+	c.Advance(AnswerDelay)
+	if o, err := b.op.PaymentStatus(ctx, p); err != nil || o.State != operator.Succeeded {
+		t.Fatalf("later poll: %+v, %v", o, err)
 	}
 }
