@@ -151,7 +151,7 @@ func (o *Operator) RequestPayment(ctx context.Context, p operator.Payment) error
 		return &operator.UnavailableError{RetryAfter: BusyRetryAfter, Cause: errors.New(detail(code, a.Description))}
 	case configErrors[code] != "":
 		o.log.Error("ALERT moov refused our account or request: check MOMOPAY_MOOV_* and the contract with Moov",
-			"internal_ref", p.Ref, "moov_status", code, "detail", detail(code, a.Description))
+			"transaction_id", p.TransactionID, "internal_ref", p.Ref, "moov_status", code, "detail", detail(code, a.Description))
 		return &operator.UnavailableError{RetryAfter: ConfigRetryAfter, Cause: errors.New(detail(code, a.Description))}
 	case failures[code] != "":
 		// Refused for good because of the payer or the payment (funds,
@@ -162,12 +162,12 @@ func (o *Operator) RequestPayment(ctx context.Context, p operator.Payment) error
 		out := outcomeOf(a)
 		out.State, out.Reason = operator.Failed, reasonOf(code)
 		o.pushes.refused(p.Ref, out, o.now())
-		o.log.Info("moov refused the push; the first poll reports it FAILED", "transaction_id", p.TransactionID,
-			"internal_ref", p.Ref, "moov_status", code)
+		o.log.Info("moov refused the push; the first poll reports it FAILED",
+			"transaction_id", p.TransactionID, "internal_ref", p.Ref, "moov_status", code)
 		return nil
 	default:
 		// 92, 94 or a code we do not know: the push may stand.
-		o.log.Warn("moov push answered with an unexpected status; polling will settle", "internal_ref", p.Ref, "moov_status", code)
+		o.log.Warn("moov push answered with an unexpected status; polling will settle", "transaction_id", p.TransactionID, "internal_ref", p.Ref, "moov_status", code)
 		o.pushes.taken(p.Ref, a.ReferenceID, o.now())
 		return nil
 	}
@@ -200,12 +200,12 @@ func (o *Operator) PaymentStatus(ctx context.Context, p operator.Payment) (opera
 	o.notBusy()
 	switch {
 	case code == codeNoTransaction && o.now().Sub(p.RequestedAt) > NotFoundGrace:
-		o.log.Warn("moov does not know this payment", "internal_ref", p.Ref, "transid", transid, "moov_status", code)
+		o.log.Warn("moov does not know this payment", "transaction_id", p.TransactionID, "internal_ref", p.Ref, "transid", transid, "moov_status", code)
 	case configErrors[code] != "":
 		o.log.Error("ALERT moov refused our status enquiry: check MOMOPAY_MOOV_* and the contract with Moov",
-			"internal_ref", p.Ref, "moov_status", code, "detail", out.Detail)
+			"transaction_id", p.TransactionID, "internal_ref", p.Ref, "moov_status", code, "detail", out.Detail)
 	case out.State == operator.Pending && code != codePending && code != codeNoTransaction:
-		o.log.Warn("moov answered an unknown status code; will ask again", "internal_ref", p.Ref, "moov_status", code)
+		o.log.Warn("moov answered an unknown status code; will ask again", "transaction_id", p.TransactionID, "internal_ref", p.Ref, "moov_status", code)
 	}
 	return out, nil
 }
