@@ -211,3 +211,21 @@ func TestCallbacksOutOfOrder(t *testing.T) {
 		}
 	})
 }
+
+// TestFailedCallbackReason: Airtel's TF callback has no failure code; the
+// service completes it from the enquiry, so the reason kept is the
+// payer's (here "not enough balance" of the …02 payer).
+func TestFailedCallbackReason(t *testing.T) {
+	clock := testserver.NewClock(time.Now())
+	s := testserver.Start(t, testserver.Options{Now: clock.Now})
+	created := do(t, s, "POST", "/v1/transactions", s.APIKey, newPayment(map[string]any{"phone_number": "+23560000002"}))
+	id, ref := created.body["id"].(string), created.body["internal_ref"].(string)
+	clock.Advance(2 * time.Second)
+	if r := postCallback(t, s, "/callbacks/airtel", airtelsim.SignedCallback(s.App.SandboxCallbackSecret, ref, "TF", "failed", "AM7"), ""); r.status != 200 {
+		t.Fatalf("callback: %d %s", r.status, r.raw)
+	}
+	tx, err := s.App.Transactions.Transaction(t.Context(), s.MerchantID, id)
+	if err != nil || tx.Status != payment.StatusFailed || tx.FailureReason != "insufficient_balance" || tx.OperatorCode != "DP00800001007" {
+		t.Fatalf("kept %+v (%v), want FAILED insufficient_balance DP00800001007", tx, err)
+	}
+}

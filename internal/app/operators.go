@@ -61,15 +61,15 @@ func (a *App) liveOperators() (*operatorSet, error) {
 	env := a.cfg.Getenv
 	set := &operatorSet{operators: map[payment.Operator]operator.Operator{}, callbacks: map[payment.Operator]operator.CallbackReader{}}
 	var missing, unconfigured []string
-	present := func(names []string) (set, unset []string) {
+	present := func(names []string) (have, lack []string) {
 		for _, n := range names {
 			if strings.TrimSpace(env(n)) == "" {
-				unset = append(unset, n)
+				lack = append(lack, n)
 			} else {
-				set = append(set, n)
+				have = append(have, n)
 			}
 		}
-		return set, unset
+		return have, lack
 	}
 	if have, lack := present(airtelRequired); len(have) == 0 {
 		unconfigured = append(unconfigured, "AIRTEL ("+strings.Join(airtelRequired, ", ")+")")

@@ -1,9 +1,12 @@
 package app_test
 
 import (
+	"bytes"
 	"errors"
 	"io"
 	"log/slog"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -12,6 +15,7 @@ import (
 	"github.com/momopay/momopay/internal/operator/airtel/airtelsim"
 	"github.com/momopay/momopay/internal/payment"
 	"github.com/momopay/momopay/internal/testdb"
+	"github.com/momopay/momopay/internal/testserver"
 )
 
 func initiateAirtel(t *testing.T, a *app.App, merchant, ref, phone string) *payment.Transaction {
@@ -183,4 +187,71 @@ func TestLiveConfiguration(t *testing.T) {
 	if err := sandbox.DB.QueryRowContext(t.Context(), "PRAGMA synchronous").Scan(&sync); err != nil || sync != 1 {
 		t.Errorf("sandbox: PRAGMA synchronous = %d (%v), want 1 (NORMAL)", sync, err)
 	}
+}
+
+// TestDroppedPushSettlesByPolling: live mode against an Airtel that takes
+// the push but whose answer is lost (the connection drops): the payment is
+// created PENDING, not refused, and the enquiries settle it; a push Airtel
+// refuses with HTTP 200 and success=false frees the reference (503).
+func TestDroppedPushSettlesByPolling(t *testing.T) {
+	for _, engine := range testdb.Engines {
+		t.Run(engine, func(t *testing.T) {
+			t.Parallel()
+			clk := testserver.NewClock(time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC))
+			sim := airtelsim.New(airtelsim.Config{ClientID: "id", ClientSecret: "secret", Now: clk.Now,
+				Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+			h := sim.Handler()
+			fake := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if r.URL.Path == "/merchant/v1/payments/" && strings.Contains(readAndRestore(r), "66000001") {
+					h.ServeHTTP(httptest.NewRecorder(), r)
+					conn, _, _ := w.(http.Hijacker).Hijack()
+					conn.Close()
+					return
+				}
+				h.ServeHTTP(w, r)
+			}))
+			t.Cleanup(fake.Close)
+			env := map[string]string{"MOMOPAY_AIRTEL_BASE_URL": fake.URL, "MOMOPAY_AIRTEL_CLIENT_ID": "id", "MOMOPAY_AIRTEL_CLIENT_SECRET": "secret"}
+			a, err := app.Open(t.Context(), app.Config{DatabaseURL: testdb.URL(t, engine), Mode: app.ModeLive, Now: clk.Now,
+				Getenv: func(k string) string { return env[k] }, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { a.Close() })
+			m, err := a.Merchants.Create(t.Context(), "Live", "live@example.com", "correct horse battery", clk.Now())
+			if err != nil {
+				t.Fatal(err)
+			}
+			tx := initiateAirtel(t, a, m.ID, "dropped", "+23566000001")
+			if tx.Status != payment.StatusPending {
+				t.Fatalf("dropped push: %s", tx.Status)
+			}
+			if err := sim.AnswerPayment(t.Context(), tx.InternalRef, true); err != nil {
+				t.Fatalf("Airtel never got the push: %v", err)
+			}
+			for range 10 {
+				wait, err := a.Payments.Poll(t.Context(), m.ID, tx.ID)
+				if err != nil || wait == 0 {
+					break
+				}
+				clk.Advance(wait)
+			}
+			assertStatus(t, a, m.ID, tx.ID, payment.StatusSuccess)
+
+			_, err = a.Payments.Initiate(t.Context(), m.ID, payment.CreateRequest{Reference: "refused", Amount: 5000, Currency: "XAF", Operator: "AIRTEL", PhoneNumber: "+23560000005"})
+			if payment.ErrorCode(err) != payment.EUNAVAILABLE {
+				t.Fatalf("refused push: %v", err)
+			}
+			if again := initiateAirtel(t, a, m.ID, "refused", "+23566000002"); again.Reference != "refused" {
+				t.Fatalf("the refused reference was not free: %+v", again)
+			}
+		})
+	}
+}
+
+// readAndRestore returns r's body and puts it back for the next reader.
+func readAndRestore(r *http.Request) string {
+	b, _ := io.ReadAll(r.Body)
+	r.Body = io.NopCloser(bytes.NewReader(b))
+	return string(b)
 }

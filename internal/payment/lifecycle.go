@@ -109,6 +109,9 @@ func (s *Service) SettleByRef(ctx context.Context, op Operator, ref string, o op
 // callback's, is acted on.
 func (s *Service) HandleCallback(ctx context.Context, op Operator, cb operator.Callback) error {
 	if !cb.Unverified {
+		if cb.Outcome.State == operator.Failed && cb.Outcome.Reason == operator.ReasonOther {
+			cb.Outcome = s.failureDetails(ctx, op, cb.Ref, cb.Outcome)
+		}
 		return s.SettleByRef(ctx, op, cb.Ref, cb.Outcome, SourceCallback)
 	}
 	t, err := s.store.TransactionByInternalRef(ctx, cb.Ref)
@@ -121,6 +124,21 @@ func (s *Service) HandleCallback(ctx context.Context, op Operator, cb operator.C
 	s.log.Info("unverified callback: asking the operator", "transaction_id", t.ID, "operator", op)
 	_, _, err = s.Enquire(ctx, t.MerchantID, t.ID, SourceCallback)
 	return err
+}
+
+// failureDetails completes a failure reported without its code (Airtel's
+// callback carries only TF) with the enquiry's, which has it. Whatever
+// goes wrong, the callback's own outcome stands.
+func (s *Service) failureDetails(ctx context.Context, op Operator, ref string, o operator.Outcome) operator.Outcome {
+	t, err := s.store.TransactionByInternalRef(ctx, ref)
+	if err != nil || t.Operator != op || t.Status.Final() || s.operators[op] == nil {
+		return o
+	}
+	asked, err := s.operators[op].PaymentStatus(ctx, operatorPayment(t))
+	if err != nil || asked.State != operator.Failed {
+		return o
+	}
+	return asked
 }
 
 // Enquire asks the operator where a transaction stands now, whatever its

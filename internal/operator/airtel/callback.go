@@ -67,8 +67,8 @@ func (a *Adapter) ReadCallback(header map[string][]string, body []byte) (operato
 	tx := cb.Transaction
 	out := operator.Callback{Ref: tx.ID, Outcome: outcomeOf(tx.StatusCode, "", tx.Message, tx.AirtelMoneyID)}
 	if out.Outcome.State == operator.Failed {
-		// The callback carries no DP code: the reason comes from the
-		// enquiry when there is one; until then it is "other".
+		// The callback carries no DP code: the service asks the enquiry
+		// for it (payment.Service.HandleCallback); "other" until then.
 		out.Outcome.Code = tx.StatusCode
 	}
 	if len(a.cfg.CallbackSecret) == 0 || hash == "" {

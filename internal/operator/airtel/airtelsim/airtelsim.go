@@ -92,6 +92,31 @@ type Simulator struct {
 	records  map[string]*Record   // by transaction.id
 	refunded map[string]bool      // by transaction.id
 	pushes   int
+	pruned   time.Time
+}
+
+// keepRecords is how long the simulator's memory keeps a push: longer than
+// any payment stays PENDING. (With a Ledger, the ledger keeps them.)
+const keepRecords = time.Hour
+
+// prune forgets old pushes and expired tokens, at most once a minute, so a
+// long-running sandbox does not grow. Called with s.mu held.
+func (s *Simulator) prune(now time.Time) {
+	if now.Sub(s.pruned) < time.Minute {
+		return
+	}
+	s.pruned = now
+	for id, r := range s.records {
+		if now.Sub(r.RequestedAt) > keepRecords {
+			delete(s.records, id)
+			delete(s.refunded, id)
+		}
+	}
+	for tok, exp := range s.tokens {
+		if !now.Before(exp) {
+			delete(s.tokens, tok)
+		}
+	}
 }
 
 // New returns a simulator.
@@ -236,6 +261,7 @@ func (s *Simulator) handlePush(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.mu.Lock()
+	s.prune(s.cfg.Now())
 	_, dup := s.records[b.Transaction.ID]
 	s.pushes++
 	if !dup {
