@@ -2,7 +2,6 @@ package app
 
 import (
 	"context"
-	"crypto/rand"
 	"database/sql"
 	"errors"
 	"fmt"
@@ -19,7 +18,6 @@ import (
 	"github.com/momopay/momopay/internal/jobs"
 	"github.com/momopay/momopay/internal/metrics"
 	"github.com/momopay/momopay/internal/operator"
-	"github.com/momopay/momopay/internal/operator/sandbox"
 	"github.com/momopay/momopay/internal/payment"
 	"github.com/momopay/momopay/internal/store"
 	"github.com/momopay/momopay/internal/webhook"
@@ -49,8 +47,13 @@ type Config struct {
 	// commands must not leave an empty momopay.db in whatever folder they
 	// ran in, nor set up a schema that serve or migrate should have.
 	ExistingDatabase bool
-	Now              func() time.Time
-	Logger           *slog.Logger
+	// Getenv reads the operators' credentials in live mode (operators.go).
+	Getenv func(string) string
+	// RequireOperator refuses live mode without any operator configured
+	// (serve sets it; administrative commands need none).
+	RequireOperator bool
+	Now             func() time.Time
+	Logger          *slog.Logger
 	// MetricsRefresh is how long the database readings behind the metrics
 	// are reused between scrapes (default 10 s); tests shorten it.
 	MetricsRefresh time.Duration
@@ -62,11 +65,6 @@ func (c *Config) defaults() error {
 	}
 	if c.Mode != ModeSandbox && c.Mode != ModeLive {
 		return fmt.Errorf("unknown mode %q: use sandbox or live", c.Mode)
-	}
-	if c.Mode == ModeLive {
-		// The Airtel and Moov adapters are not built yet; refusing to start
-		// beats taking real merchants' payments through a simulator.
-		return errors.New("live mode needs the Airtel and Moov adapters, which this build does not have yet")
 	}
 	if c.PendingTTL == 0 {
 		c.PendingTTL = payment.DefaultPendingTTL
@@ -82,6 +80,9 @@ func (c *Config) defaults() error {
 	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()
+	}
+	if c.Getenv == nil {
+		c.Getenv = func(string) string { return "" }
 	}
 	return nil
 }
@@ -116,6 +117,10 @@ type App struct {
 	jobsRunning atomic.Bool
 	// redis counts rate limits when Config.RedisURL is set.
 	redis *redis.Client
+	// ops are the operator adapters (and sandbox simulators) in use.
+	ops *operatorSet
+	// Refunds records refunds and the merchants' auto-refund policy.
+	Refunds *store.Refunds
 }
 
 // Open connects to the database, applies migrations and wires everything.
@@ -130,7 +135,7 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 	}
 	a := &App{cfg: cfg, DB: db}
 	if err := a.wire(ctx); err != nil {
-		db.Close()
+		a.Close()
 		return nil, err
 	}
 	return a, nil
@@ -176,8 +181,13 @@ func (a *App) wire(ctx context.Context) error {
 	a.Transactions.OnSettled = a.Webhooks.Enqueue
 	handlers.Deliveries = a.Webhooks
 
-	operators, callbacks := a.sandboxOperators()
+	if a.ops, err = a.buildOperators(); err != nil {
+		return err
+	}
+	operators, callbacks := a.observeOperators(a.ops.operators), a.ops.callbacks
 	a.Payments = payment.NewService(a.Metrics.Store(a.Transactions), operators, cfg.Now, cfg.PendingTTL, cfg.Logger)
+	a.Refunds = store.NewRefunds(db)
+	a.Payments.SetRefunds(a.Refunds)
 	handlers.Payments = a.Payments
 	a.sweeper = &jobs.Sweeper{OverduePayments: a.Transactions.Overdue, OverdueDeliveries: a.Webhooks.Overdue,
 		Handlers: handlers, Now: cfg.Now, Logger: cfg.Logger}
@@ -194,32 +204,16 @@ func (a *App) wire(ctx context.Context) error {
 	return nil
 }
 
-// sandboxOperators builds the simulated AIRTEL and MOOV, each behind its
-// circuit breaker, and the readers of their callbacks. They call this
-// process back over HTTP once it serves, signing with a secret drawn per
-// process: in a sandbox with several instances, a callback reaching another
-// one is refused and polling settles the payment, as with a lost callback.
-func (a *App) sandboxOperators() (map[payment.Operator]operator.Operator, map[payment.Operator]operator.CallbackReader) {
-	a.callbackBase.Store("")
-	cb := sandbox.Callbacks{
-		Secret: []byte(rand.Text()), Client: &http.Client{Timeout: 10 * time.Second},
-		URL: func() string { return a.callbackBase.Load().(string) },
-	}
-	a.SandboxCallbackSecret = cb.Secret
-	operators := map[payment.Operator]operator.Operator{}
+// observeOperators puts each operator (behind its circuit breaker) under
+// the metrics, and keeps the breakers for the breaker-state gauge.
+func (a *App) observeOperators(ops map[payment.Operator]operator.Operator) map[payment.Operator]operator.Operator {
 	a.breakers = map[string]operator.Operator{}
-	callbacks := map[payment.Operator]operator.CallbackReader{}
-	// One circuit per merchant: the sandbox's outages are one merchant's
-	// test number, and must not refuse every other merchant's pushes.
-	breaker := operator.DefaultBreakerSettings
-	breaker.PerMerchant = true
-	for _, code := range payment.Operators {
-		sb := sandbox.New(string(code), a.cfg.Now, cb, a.cfg.Logger)
-		a.breakers[string(code)] = operator.WithBreaker(string(code), sb, breaker)
-		operators[code] = a.Metrics.Operator(string(code), a.breakers[string(code)])
-		callbacks[code] = sb
+	observed := map[payment.Operator]operator.Operator{}
+	for code, op := range ops {
+		a.breakers[string(code)] = op
+		observed[code] = a.Metrics.Operator(string(code), op)
 	}
-	return operators, callbacks
+	return observed
 }
 
 // quiet keeps River's own info chatter out of the service log.
@@ -236,8 +230,10 @@ func (h leveled) Enabled(ctx context.Context, l slog.Level) bool {
 	return l >= h.min && h.Handler.Enabled(ctx, l)
 }
 
-// Close releases the database (and Redis).
+// Close stops the operator simulators and releases the database (and
+// Redis).
 func (a *App) Close() error {
+	a.ops.close()
 	if a.redis != nil {
 		a.redis.Close()
 	}

@@ -115,6 +115,8 @@ func init() {
 			"Add a merchant; its dashboard password is read from standard input.", (*cli).merchantCreate},
 		{"merchant list", "merchant list [--db URL] [--json]",
 			"List every merchant.", (*cli).merchantList},
+		{"merchant auto-refund", "merchant auto-refund --merchant MERCHANT_ID on|off [--db URL] [--json]",
+			"Refund automatically a SUCCESS the operator reports after the payment ended TIMEOUT (off by default).", (*cli).merchantAutoRefund},
 		{"apikey create", "apikey create --merchant MERCHANT_ID [--db URL] [--json]",
 			"Make an API key for a merchant; the key is shown only here.", (*cli).apikeyCreate},
 		{"apikey list", "apikey list --merchant MERCHANT_ID [--db URL] [--json]",
@@ -129,6 +131,10 @@ func init() {
 			"Play the payer of a sandbox payment: refuse it (FAILED).", func(c *cli, ctx context.Context, a []string) error {
 				return c.sandboxAnswer(ctx, "sandbox refuse", a, payment.StatusFailed)
 			}},
+		{"transaction show", "transaction show TRANSACTION_ID [--db URL] [--json]",
+			"Show a transaction with what the operator said (its reference, code, failure reason) and its refunds.", (*cli).transactionShow},
+		{"refund", "refund TRANSACTION_ID [--by NAME] [--db URL] [--json]",
+			"Give a paid transaction's money back to the payer, in full, through its operator; recorded with who asked.", (*cli).refund},
 		{"reconcile list", "reconcile list [--db URL] [--json]",
 			"List late operator outcomes that contradict a final state, to reconcile by hand.", (*cli).reconcileList},
 		{"webhook create", "webhook create --merchant MERCHANT_ID --url URL [--db URL] [--json]",
@@ -216,7 +222,7 @@ type cli struct {
 func (c *cli) open(ctx context.Context, dbURL string) (*App, error) {
 	return Open(ctx, Config{
 		DatabaseURL: dbURL, Mode: or(c.getenv("MOMOPAY_MODE"), ModeSandbox), ExistingDatabase: true,
-		Logger: c.quietLogger(),
+		Logger: c.quietLogger(), Getenv: c.getenv,
 	})
 }
 

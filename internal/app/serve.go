@@ -55,7 +55,7 @@ func (c *cli) serve(ctx context.Context, args []string) error {
 	a, err := Open(ctx, Config{
 		DatabaseURL: *db, Mode: *mode, PendingTTL: *ttl,
 		RateLimit: api.RateLimit{PerSecond: *rateLimit, Burst: *rateBurst}, Logger: logger,
-		ShutdownGrace: *grace, RedisURL: *redisURL,
+		ShutdownGrace: *grace, RedisURL: *redisURL, Getenv: c.getenv, RequireOperator: true,
 	})
 	if err != nil {
 		ln.Close()
