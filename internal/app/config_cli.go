@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"math"
 	"net"
 	"os"
@@ -23,6 +24,8 @@ import (
 type settings struct {
 	fs   *flag.FlagSet
 	from map[string]string
+	// getenv reads variables that are not flags (the operators' credentials).
+	getenv Env
 }
 
 // has says whether serve has the flag at all (checks of flags added on
@@ -120,13 +123,20 @@ func checkLiveMode(_ context.Context, s settings) []string {
 	if s.str("mode") != ModeLive {
 		return nil
 	}
-	cfg := Config{Mode: ModeLive, DatabaseURL: s.str("db")}
+	cfg := Config{Mode: ModeLive, DatabaseURL: s.str("db"), Getenv: s.getenv, RequireOperator: true, Logger: slog.New(slog.DiscardHandler)}
 	if err := cfg.defaults(); err != nil {
 		return []string{fmt.Sprintf("--mode live: %v (env MOMOPAY_MODE)", err)}
 	}
+	// The operators' variables, checked by building the adapters as serve
+	// would (nothing is sent to an operator).
+	a := &App{cfg: cfg}
+	set, err := a.liveOperators()
+	if err != nil {
+		return []string{fmt.Sprintf("--mode live: %v", err)}
+	}
+	set.close()
 	return nil
 }
-
 func checkAddr(_ context.Context, s settings) []string {
 	addr := s.str("addr")
 	_, port, err := net.SplitHostPort(addr)
@@ -263,7 +273,7 @@ func (c *cli) serveSettings(ctx context.Context, args []string) (settings, []err
 	var bad []error
 	inspecting := *c
 	inspecting.inspect = func(fs *flag.FlagSet, from map[string]string, errs []error) {
-		s, bad = settings{fs: fs, from: from}, errs
+		s, bad = settings{fs: fs, from: from, getenv: c.getenv}, errs
 	}
 	err := lookup("serve").run(&inspecting, ctx, args)
 	if !errors.Is(err, errInspected) {

@@ -28,6 +28,7 @@ var flagEnv = map[string]string{
 	"name":  "MOMOPAY_MERCHANT_NAME",
 	"email": "MOMOPAY_MERCHANT_EMAIL",
 	"to":    "MOMOPAY_BACKUP_TO",
+	"by":    "MOMOPAY_REFUND_BY",
 }
 
 // envOf is the environment variable of a flag: every flag of every command
