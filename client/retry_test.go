@@ -135,14 +135,16 @@ func TestRetryPolicy(t *testing.T) {
 
 func TestCancelWhileWaitingReturnsLastError(t *testing.T) {
 	s := newScripted(t, answer{503, nil, gatewayDown})
-	c := New("k", WithBaseURL(s.srv.URL)) // real sleep
+	c := New("k", WithBaseURL(s.srv.URL))
 	ctx, cancel := context.WithCancel(context.Background())
-	go func() {
-		for s.requests.Load() == 0 {
-			time.Sleep(time.Millisecond)
-		}
+	// Cancel once the client is waiting to retry (not merely once the
+	// server has seen the request: the 503 might not have reached the
+	// client yet), then let the real sleep notice it.
+	realSleep := c.sleep
+	c.sleep = func(ctx context.Context, d time.Duration) error {
 		cancel()
-	}()
+		return realSleep(ctx, d)
+	}
 	start := time.Now()
 	_, err := c.GetTransaction(ctx, "t1")
 	if !errors.Is(err, ErrGatewayUnavailable) {
