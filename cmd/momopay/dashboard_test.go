@@ -77,4 +77,3 @@ func TestLiveModeNeedsSessionSecret(t *testing.T) {
 		t.Errorf("live mode with a secret: exit %d, %s", code, stderr)
 	}
 }
-
