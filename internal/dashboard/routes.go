@@ -2,7 +2,6 @@ package dashboard
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -161,4 +160,3 @@ type AuditLog interface {
 	List(ctx context.Context, merchantID string, before time.Time, beforeID string, limit int) ([]team.AuditEntry, error)
 }
 
-var errBadForm = errors.New("unreadable form")
