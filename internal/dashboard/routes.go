@@ -159,4 +159,3 @@ type AuditLog interface {
 	Append(ctx context.Context, e team.AuditEntry) error
 	List(ctx context.Context, merchantID string, before time.Time, beforeID string, limit int) ([]team.AuditEntry, error)
 }
-
