@@ -10,10 +10,18 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/crypto/bcrypt"
+
 	"github.com/momopay/momopay/internal/dashboard"
+	"github.com/momopay/momopay/internal/store"
 	"github.com/momopay/momopay/internal/team"
 	"github.com/momopay/momopay/internal/testserver"
 )
+
+// Signing in is a bcrypt comparison; at the default cost, the many
+// sign-ins of these tests take minutes under the race detector on a busy
+// machine (and meet the server's write timeout).
+func init() { store.PasswordCost = bcrypt.MinCost }
 
 // password is every test user's password.
 const password = "correct horse battery"

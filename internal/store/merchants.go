@@ -45,7 +45,7 @@ func (s *Merchants) Create(ctx context.Context, name, email, password string, no
 	if len(password) < 12 || len(password) > 72 {
 		return nil, errors.New("password must be 12 to 72 characters")
 	}
-	hash, err := bcrypt.GenerateFromPassword([]byte(password), bcrypt.DefaultCost)
+	hash, err := bcrypt.GenerateFromPassword([]byte(password), PasswordCost)
 	if err != nil {
 		return nil, err
 	}
