@@ -186,7 +186,10 @@ var listening = regexp.MustCompile(`msg="momopay listening" url=(http://\S+)`)
 // startServer runs momopay serve on a port the kernel picks and reads the
 // address from its log; the rest of the log goes to momopay-load.log.
 func startServer(ctx context.Context, c config, dbURL string) (*server, error) {
-	args := []string{"serve", "--addr", "127.0.0.1:0", "--db", dbURL, "--pending-ttl", c.ttl.String()}
+	// No admin listener (its default port may be taken), and the text log
+	// that listening matches.
+	args := []string{"serve", "--addr", "127.0.0.1:0", "--db", dbURL, "--pending-ttl", c.ttl.String(),
+		"--admin-addr", "off", "--log-format", "text"}
 	args = append(args, strings.Fields(c.serveArgs)...)
 	cmd := exec.Command(c.bin, args...)
 	logFile, err := os.Create("momopay-load.log")

@@ -21,6 +21,11 @@ import (
 var binary string
 
 func TestMain(m *testing.M) {
+	// Every serve started here inherits these: an admin listener on a port
+	// the kernel picks (the default 127.0.0.1:9090 would let only one of
+	// the parallel servers start), and the text log the tests read.
+	os.Setenv("MOMOPAY_ADMIN_ADDR", "127.0.0.1:0")
+	os.Setenv("MOMOPAY_LOG_FORMAT", "text")
 	dir, err := os.MkdirTemp("", "momopay-bin")
 	if err != nil {
 		panic(err)

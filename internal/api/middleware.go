@@ -57,9 +57,11 @@ func (s *statusRecorder) Write(b []byte) (int, error) {
 }
 
 // withRequest gives every request an id (the caller's X-Request-Id when it
-// is sane), echoes it, turns panics into INTERNAL_ERROR, and logs one line
-// per request. The Authorization header is never logged.
-func withRequest(log *slog.Logger, next http.Handler) http.Handler {
+// is sane), echoes it, turns panics into INTERNAL_ERROR, logs one line per
+// request and hands its route, method, status and duration to observe (when
+// set). The Authorization header, the query string and bodies are never
+// logged.
+func withRequest(log *slog.Logger, observe ObserveRequest, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		id := r.Header.Get("X-Request-Id")
 		if !acceptableRequestID.MatchString(id) {
@@ -82,11 +84,51 @@ func withRequest(log *slog.Logger, next http.Handler) http.Handler {
 					writeProblem(rec, http.StatusInternalServerError, codeInternal, "an internal error occurred; quote the X-Request-Id header when reporting it")
 				}
 			}
-			log.Info("request", "request_id", id, "method", r.Method, "path", r.URL.Path,
-				"status", rec.status, "duration_ms", time.Since(start).Milliseconds(), "merchant_id", logMerchant)
+			elapsed, route := time.Since(start), routeOf(r)
+			if observe != nil {
+				observe(route, r.Method, rec.status, elapsed)
+			}
+			log.Log(r.Context(), requestLevel(r.Method, rec.status), "request", "request_id", id, "method", r.Method,
+				"route", route, "path", r.URL.Path, "status", rec.status, "duration_ms", elapsed.Milliseconds(), "merchant_id", logMerchant)
 		}()
 		next.ServeHTTP(rec, r)
 	})
+}
+
+// ObserveRequest is told about every answered request: its route pattern
+// (bounded: one of the routes table's patterns), method, status and
+// duration. The metrics package implements it.
+type ObserveRequest func(route, method string, status int, d time.Duration)
+
+// routeOf is the routes-table pattern that served r, without its method
+// ("/v1/transactions/{id}"): never the raw path, which holds ids.
+func routeOf(r *http.Request) string {
+	p := r.Pattern
+	if _, path, ok := strings.Cut(p, " "); ok {
+		p = path
+	}
+	if p == "" {
+		return "unmatched"
+	}
+	return p
+}
+
+// requestLevel logs reads that succeeded at DEBUG: merchants poll
+// transactions and load balancers probe /healthz many times a minute, and
+// those lines would bury the rest. Writes (payments, callbacks) and every
+// refusal stay at INFO, server errors at ERROR: what support is asked about
+// (a request id quoted from an error, a payment that was created or not)
+// is always in the log at the default level.
+func requestLevel(method string, status int) slog.Level {
+	switch {
+	case status >= 500:
+		return slog.LevelError
+	case status >= 400:
+		return slog.LevelInfo
+	case method == http.MethodGet || method == http.MethodHead:
+		return slog.LevelDebug
+	}
+	return slog.LevelInfo
 }
 
 // KeyAuthenticator resolves an API key to its own id and its merchant's
@@ -108,6 +150,8 @@ type KeyAuthenticator interface {
 // sharing an address with the guesser notice.
 func (s *Server) requireKey(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		r, cancel := withBudget(r)
+		defer cancel()
 		now, addr := s.now(), clientAddress(r.RemoteAddr)
 		if wait, out := s.authFailures.empty(addr, now); out {
 			writeRateLimited(w, wait, "too many failed authentications from this address; retry after retry_after seconds")
@@ -129,7 +173,7 @@ func (s *Server) requireKey(next http.Handler) http.Handler {
 			writeProblem(w, http.StatusUnauthorized, codeUnauthorized, "invalid or revoked API key")
 			return
 		}
-		if wait, ok := s.keyLimits.take(keyID, now); !ok {
+		if wait, ok := s.keyLimits.Take(r.Context(), keyID, now); !ok {
 			writeRateLimited(w, wait, "too many requests for this API key; retry after retry_after seconds")
 			return
 		}

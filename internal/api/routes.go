@@ -19,13 +19,14 @@ type Server struct {
 	keys     KeyAuthenticator
 	// keyLimits holds the rate limit of each API key (by key id);
 	// authFailures that of failed authentications per client address.
-	keyLimits    *limiterSet
+	keyLimits    KeyLimiter
 	authFailures *limiterSet
 	// callbacks reads the callbacks of the operators that send them.
 	callbacks map[payment.Operator]operator.CallbackReader
 	mount     func(*http.ServeMux)
 	now       func() time.Time
 	log       *slog.Logger
+	observe   ObserveRequest
 }
 
 // Config carries the Server's collaborators.
@@ -37,6 +38,11 @@ type Config struct {
 	RateLimit RateLimit
 	Now       func() time.Time
 	Logger    *slog.Logger
+	// ObserveRequest, when set, is told about every request (metrics).
+	ObserveRequest ObserveRequest
+
+	// KeyLimiter counts RateLimit; nil counts it in this process alone.
+	KeyLimiter KeyLimiter
 
 	// Mount adds other surfaces' routes (the dashboard's) to the one mux,
 	// under the same middleware.
@@ -45,9 +51,12 @@ type Config struct {
 
 // NewServer builds the HTTP handler of the whole service.
 func NewServer(cfg Config) *Server {
+	if cfg.KeyLimiter == nil {
+		cfg.KeyLimiter = NewLocalLimiter(cfg.RateLimit)
+	}
 	return &Server{
-		payments: cfg.Payments, keys: cfg.Keys, callbacks: cfg.Callbacks, mount: cfg.Mount, now: cfg.Now, log: cfg.Logger,
-		keyLimits:    newLimiterSet(cfg.RateLimit, maxLimiters),
+		payments: cfg.Payments, keys: cfg.Keys, callbacks: cfg.Callbacks, mount: cfg.Mount, now: cfg.Now, log: cfg.Logger, observe: cfg.ObserveRequest,
+		keyLimits:    cfg.KeyLimiter,
 		authFailures: newLimiterSet(AuthFailureLimit, maxLimiters),
 	}
 }
@@ -72,7 +81,7 @@ func (s *Server) Handler() http.Handler {
 	if s.mount != nil {
 		s.mount(mux)
 	}
-	return withRequest(s.log, mux)
+	return withRequest(s.log, s.observe, mux)
 }
 
 func methodNotAllowed(allow string) http.Handler {

@@ -2,7 +2,6 @@ package app
 
 import (
 	"context"
-	"crypto/rand"
 	"database/sql"
 	"errors"
 	"fmt"
@@ -12,13 +11,14 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/redis/go-redis/v9"
 	"github.com/riverqueue/river"
 
 	"github.com/momopay/momopay/internal/api"
 	"github.com/momopay/momopay/internal/dashboard"
 	"github.com/momopay/momopay/internal/jobs"
+	"github.com/momopay/momopay/internal/metrics"
 	"github.com/momopay/momopay/internal/operator"
-	"github.com/momopay/momopay/internal/operator/sandbox"
 	"github.com/momopay/momopay/internal/payment"
 	"github.com/momopay/momopay/internal/store"
 	"github.com/momopay/momopay/internal/webhook"
@@ -39,12 +39,25 @@ type Config struct {
 	// JobPollInterval bounds how late a due background job starts.
 	JobPollInterval time.Duration
 	RateLimit       api.RateLimit
+	// RedisURL, when set, counts RateLimit in Redis across instances.
+	RedisURL string
+	// ShutdownGrace is how long Serve lets requests and running jobs
+	// finish once asked to stop (DefaultShutdownGrace when 0).
+	ShutdownGrace time.Duration
 	// ExistingDatabase refuses to create a database: administrative
 	// commands must not leave an empty momopay.db in whatever folder they
 	// ran in, nor set up a schema that serve or migrate should have.
 	ExistingDatabase bool
-	Now              func() time.Time
-	Logger           *slog.Logger
+	// Getenv reads the operators' credentials in live mode (operators.go).
+	Getenv func(string) string
+	// RequireOperator refuses live mode without any operator configured
+	// (serve sets it; administrative commands need none).
+	RequireOperator bool
+	Now             func() time.Time
+	Logger          *slog.Logger
+	// MetricsRefresh is how long the database readings behind the metrics
+	// are reused between scrapes (default 10 s); tests shorten it.
+	MetricsRefresh time.Duration
 	// SessionSecret signs dashboard sessions; live mode requires one of at
 	// least 32 bytes (MOMOPAY_SESSION_SECRET), sandbox mode draws one and
 	// keeps it in the database.
@@ -61,11 +74,6 @@ func (c *Config) defaults() error {
 	if c.Mode == ModeLive && len(c.SessionSecret) < dashboard.MinSecretBytes {
 		return fmt.Errorf("live mode needs MOMOPAY_SESSION_SECRET: set it to a random secret of at least %d bytes (e.g. openssl rand -base64 48)", dashboard.MinSecretBytes)
 	}
-	if c.Mode == ModeLive {
-		// The Airtel and Moov adapters are not built yet; refusing to start
-		// beats taking real merchants' payments through a simulator.
-		return errors.New("live mode needs the Airtel and Moov adapters, which this build does not have yet")
-	}
 	if c.PendingTTL == 0 {
 		c.PendingTTL = payment.DefaultPendingTTL
 	}
@@ -80,6 +88,9 @@ func (c *Config) defaults() error {
 	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()
+	}
+	if c.Getenv == nil {
+		c.Getenv = func(string) string { return "" }
 	}
 	return nil
 }
@@ -110,6 +121,18 @@ type App struct {
 	callbackBase atomic.Value
 	// sweeper takes up, while serving, what a killed process's jobs held.
 	sweeper *jobs.Sweeper
+	// Metrics are served on the admin listener (adminserver.go); breakers
+	// are the operators' circuit breakers they report on, and jobsRunning
+	// tells /readyz that Serve runs the job client.
+	Metrics     *metrics.Metrics
+	breakers    map[string]operator.Operator
+	jobsRunning atomic.Bool
+	// redis counts rate limits when Config.RedisURL is set.
+	redis *redis.Client
+	// ops are the operator adapters (and sandbox simulators) in use.
+	ops *operatorSet
+	// Refunds records refunds and the merchants' auto-refund policy.
+	Refunds *store.Refunds
 }
 
 // Open connects to the database, applies migrations and wires everything.
@@ -124,7 +147,7 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 	}
 	a := &App{cfg: cfg, DB: db}
 	if err := a.wire(ctx); err != nil {
-		db.Close()
+		a.Close()
 		return nil, err
 	}
 	return a, nil
@@ -132,7 +155,13 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 
 func (a *App) wire(ctx context.Context) error {
 	cfg, db := a.cfg, a.DB
+	a.Metrics = metrics.New()
 	var err error
+	unlock, err := db.LockSchema(ctx) // instances starting together migrate one at a time
+	if err != nil {
+		return err
+	}
+	defer unlock()
 	if a.Schema, err = db.ApplyMigrations(ctx); err != nil {
 		return err
 	}
@@ -158,51 +187,49 @@ func (a *App) wire(ctx context.Context) error {
 	a.Cases = store.NewReconciliationCases(db)
 	a.Webhooks = webhook.NewService(webhook.Config{
 		DB: db, Jobs: client, Live: cfg.Mode == ModeLive, Now: cfg.Now, Logger: cfg.Logger,
+		ObserveAttempt: a.Metrics.ObserveWebhookAttempt,
 	})
 	// The outbox: deliveries and their jobs commit with the state change.
 	a.Transactions.OnSettled = a.Webhooks.Enqueue
 	handlers.Deliveries = a.Webhooks
 
-	operators, callbacks := a.sandboxOperators()
-	a.Payments = payment.NewService(a.Transactions, operators, cfg.Now, cfg.PendingTTL, cfg.Logger)
+	if a.ops, err = a.buildOperators(); err != nil {
+		return err
+	}
+	operators, callbacks := a.observeOperators(a.ops.operators), a.ops.callbacks
+	a.Payments = payment.NewService(a.Metrics.Store(a.Transactions), operators, cfg.Now, cfg.PendingTTL, cfg.Logger)
+	a.Refunds = store.NewRefunds(db)
+	a.Payments.SetRefunds(a.Refunds)
 	handlers.Payments = a.Payments
 	a.sweeper = &jobs.Sweeper{OverduePayments: a.Transactions.Overdue, OverdueDeliveries: a.Webhooks.Overdue,
 		Handlers: handlers, Now: cfg.Now, Logger: cfg.Logger}
 
+	limiter, err := a.keyLimiter()
+	if err != nil {
+		return err
+	}
 	if err := a.wireDashboard(ctx); err != nil {
 		return err
 	}
 	a.Handler = api.NewServer(api.Config{
-		Payments: a.Payments, Keys: a.APIKeys, Callbacks: callbacks, RateLimit: cfg.RateLimit, Now: cfg.Now, Logger: cfg.Logger,
-		Mount: a.Dashboard.Register,
+		Payments: a.Metrics.Payments(a.Payments), Keys: a.APIKeys, Callbacks: callbacks, RateLimit: cfg.RateLimit, KeyLimiter: limiter, Now: cfg.Now, Logger: cfg.Logger,
+		ObserveRequest: a.Metrics.ObserveRequest,
+		Mount:          a.Dashboard.Register,
 	}).Handler()
+	a.registerCollector()
 	return nil
 }
 
-// sandboxOperators builds the simulated AIRTEL and MOOV, each behind its
-// circuit breaker, and the readers of their callbacks. They call this
-// process back over HTTP once it serves, signing with a secret drawn per
-// process: in a sandbox with several instances, a callback reaching another
-// one is refused and polling settles the payment, as with a lost callback.
-func (a *App) sandboxOperators() (map[payment.Operator]operator.Operator, map[payment.Operator]operator.CallbackReader) {
-	a.callbackBase.Store("")
-	cb := sandbox.Callbacks{
-		Secret: []byte(rand.Text()), Client: &http.Client{Timeout: 10 * time.Second},
-		URL: func() string { return a.callbackBase.Load().(string) },
+// observeOperators puts each operator (behind its circuit breaker) under
+// the metrics, and keeps the breakers for the breaker-state gauge.
+func (a *App) observeOperators(ops map[payment.Operator]operator.Operator) map[payment.Operator]operator.Operator {
+	a.breakers = map[string]operator.Operator{}
+	observed := map[payment.Operator]operator.Operator{}
+	for code, op := range ops {
+		a.breakers[string(code)] = op
+		observed[code] = a.Metrics.Operator(string(code), op)
 	}
-	a.SandboxCallbackSecret = cb.Secret
-	operators := map[payment.Operator]operator.Operator{}
-	callbacks := map[payment.Operator]operator.CallbackReader{}
-	// One circuit per merchant: the sandbox's outages are one merchant's
-	// test number, and must not refuse every other merchant's pushes.
-	breaker := operator.DefaultBreakerSettings
-	breaker.PerMerchant = true
-	for _, code := range payment.Operators {
-		sb := sandbox.New(string(code), a.cfg.Now, cb, a.cfg.Logger)
-		operators[code] = operator.WithBreaker(string(code), sb, breaker)
-		callbacks[code] = sb
-	}
-	return operators, callbacks
+	return observed
 }
 
 // quiet keeps River's own info chatter out of the service log.
@@ -219,15 +246,23 @@ func (h leveled) Enabled(ctx context.Context, l slog.Level) bool {
 	return l >= h.min && h.Handler.Enabled(ctx, l)
 }
 
-// Close releases the database.
-func (a *App) Close() error { return a.DB.Close() }
+// Close stops the operator simulators and releases the database (and
+// Redis).
+func (a *App) Close() error {
+	a.ops.close()
+	if a.redis != nil {
+		a.redis.Close()
+	}
+	return a.DB.Close()
+}
 
 // Serve runs the HTTP server on ln and the background workers until ctx
-// ends, then drains both.
+// ends, then drains both within Config.ShutdownGrace (shutdown.go).
 func (a *App) Serve(ctx context.Context, ln net.Listener) error {
 	if err := a.Jobs.Start(context.WithoutCancel(ctx)); err != nil {
 		return fmt.Errorf("start jobs: %w", err)
 	}
+	a.jobsRunning.Store(true)
 	stopSweep := a.sweeper.Start(ctx)
 	a.callbackBase.Store("http://" + ln.Addr().String() + "/callbacks/")
 	defer a.callbackBase.Store("")
@@ -247,11 +282,8 @@ func (a *App) Serve(ctx context.Context, ln net.Listener) error {
 	case <-ctx.Done():
 	case err = <-errc:
 	}
-	shutdown, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
-	defer cancel()
-	srv.Shutdown(shutdown)
-	stopSweep()
-	a.Jobs.Stop(shutdown)
+	a.jobsRunning.Store(false) // /readyz: this instance is going away
+	a.drain(srv, stopSweep)
 	if errors.Is(err, http.ErrServerClosed) {
 		err = nil
 	}

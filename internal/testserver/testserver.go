@@ -40,11 +40,18 @@ type Options struct {
 	Now func() time.Time
 	// Verbose sends the server's log to stderr (MOMOPAY_TEST_LOG=1 also).
 	Verbose bool
+	// Log, when set, receives the server's log as serve writes it (JSON),
+	// at every level, debug included.
+	Log io.Writer
+	// Admin also serves the admin listener (metrics, probes, pprof) on
+	// another loopback port, at AdminURL.
+	Admin bool
 }
 
 // Server is a running momopay with one merchant and one API key.
 type Server struct {
 	URL         string
+	AdminURL    string
 	DatabaseURL string
 	MerchantID  string
 	APIKey      string
@@ -66,6 +73,13 @@ func Start(t testing.TB, opts Options) *Server {
 	if opts.Verbose || os.Getenv("MOMOPAY_TEST_LOG") == "1" {
 		logOut = os.Stderr
 	}
+	logger := slog.New(slog.NewTextHandler(logOut, nil))
+	if opts.Log != nil {
+		var err error
+		if logger, err = app.NewLogger(opts.Log, app.LogJSON, "debug"); err != nil {
+			t.Fatal(err)
+		}
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	a, err := app.Open(ctx, app.Config{
 		DatabaseURL:     dbURL,
@@ -73,7 +87,9 @@ func Start(t testing.TB, opts Options) *Server {
 		JobPollInterval: 50 * time.Millisecond,
 		RateLimit:       opts.RateLimit,
 		Now:             opts.Now,
-		Logger:          slog.New(slog.NewTextHandler(logOut, nil)),
+		Logger:          logger,
+		// Every scrape reads the database afresh.
+		MetricsRefresh: time.Nanosecond,
 	})
 	if err != nil {
 		cancel()
@@ -85,6 +101,17 @@ func Start(t testing.TB, opts Options) *Server {
 		t.Fatal(err)
 	}
 	s := &Server{URL: "http://" + ln.Addr().String(), DatabaseURL: dbURL, App: a, stop: cancel, done: make(chan error, 1)}
+	if opts.Admin {
+		adminLn, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			cancel()
+			t.Fatal(err)
+		}
+		s.AdminURL = "http://" + adminLn.Addr().String()
+		adminDone := make(chan struct{})
+		go func() { defer close(adminDone); a.ServeAdmin(ctx, adminLn) }()
+		t.Cleanup(func() { s.Stop(); <-adminDone })
+	}
 	go func() { s.done <- a.Serve(ctx, ln) }()
 	t.Cleanup(s.Stop)
 	s.MerchantID, s.APIKey = s.NewMerchant(t)

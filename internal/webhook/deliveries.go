@@ -235,3 +235,15 @@ func (s *Service) Overdue(ctx context.Context, cutoff, now time.Time, limit int)
 		WHERE state = 'pending' AND next_attempt_at < $1 AND (lease_until IS NULL OR lease_until < $3)
 		ORDER BY next_attempt_at LIMIT $2`, s.db.Time(cutoff), limit, s.db.Time(now)))
 }
+
+// CountUndelivered counts every merchant's deliveries that are undelivered
+// (their automatic attempts are spent, or their endpoint was disabled) and
+// wait for a person to re-send them; test events are left out. The metrics
+// collector calls it at most once per refresh (see internal/metrics): no
+// index covers state = 'undelivered', so this is a scan of the deliveries.
+func (s *Service) CountUndelivered(ctx context.Context) (int64, error) {
+	var n int64
+	err := s.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM webhook_deliveries WHERE state = $1 AND NOT test`,
+		string(StateUndelivered)).Scan(&n)
+	return n, err
+}

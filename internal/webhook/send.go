@@ -40,6 +40,43 @@ type message struct {
 // cancellation (shutdown) ends the attempt early; callers tell that apart
 // with ctx.Err().
 func (s *Service) send(ctx context.Context, m message) DeliveryAttempt {
+	start := time.Now()
+	out := s.post(ctx, m)
+	if s.observe != nil {
+		s.observe(attemptOutcome(ctx, &out), time.Since(start))
+	}
+	return out
+}
+
+// Outcomes of an attempt, as told to Config.ObserveAttempt: a bounded set,
+// for metrics labels.
+const (
+	OutcomeDelivered    = "delivered"     // a 2xx
+	OutcomeHTTPError    = "http_error"    // any other status, 3xx included
+	OutcomeTimeout      = "timeout"       // no answer within the timeout
+	OutcomeRefused      = "refused"       // the URL or its address is not allowed
+	OutcomeNetworkError = "network_error" // no answer: DNS, connection, TLS
+	OutcomeInterrupted  = "interrupted"   // the service shut down during it
+)
+
+func attemptOutcome(ctx context.Context, a *DeliveryAttempt) string {
+	switch {
+	case a.Succeeded:
+		return OutcomeDelivered
+	case a.StatusCode != 0:
+		return OutcomeHTTPError
+	case ctx.Err() != nil:
+		return OutcomeInterrupted
+	case strings.HasPrefix(a.Error, "timeout"):
+		return OutcomeTimeout
+	case strings.HasPrefix(a.Error, "refused"):
+		return OutcomeRefused
+	}
+	return OutcomeNetworkError
+}
+
+// post is send without the observation.
+func (s *Service) post(ctx context.Context, m message) DeliveryAttempt {
 	out := DeliveryAttempt{AttemptedAt: m.at}
 	// The URL was checked at registration; checking again here keeps an
 	// endpoint registered under sandbox rules from being used in live mode.

@@ -58,6 +58,9 @@ type Config struct {
 	// Logger receives one line per attempt: ids, status and error text,
 	// never a secret or a body.
 	Logger *slog.Logger
+	// ObserveAttempt, when set, is told the outcome (one of the Outcome
+	// constants) and duration of every POST made to a receiver, for metrics.
+	ObserveAttempt func(outcome string, d time.Duration)
 }
 
 // Service manages merchants' webhook endpoints and delivers events to them.
@@ -73,6 +76,7 @@ type Service struct {
 	now     func() time.Time
 	log     *slog.Logger
 	client  *http.Client
+	observe func(outcome string, d time.Duration)
 }
 
 // NewService builds a Service from cfg, filling in defaults.
@@ -88,7 +92,7 @@ func NewService(cfg Config) *Service {
 	}
 	return &Service{
 		db: cfg.DB, jobs: cfg.Jobs, live: cfg.Live, timeout: cfg.Timeout, now: cfg.Now, log: cfg.Logger,
-		client: NewHTTPClient(cfg.Live, cfg.Timeout),
+		client: NewHTTPClient(cfg.Live, cfg.Timeout), observe: cfg.ObserveAttempt,
 	}
 }
 
