@@ -23,6 +23,7 @@ type Server struct {
 	authFailures *limiterSet
 	// callbacks reads the callbacks of the operators that send them.
 	callbacks map[payment.Operator]operator.CallbackReader
+	mount     func(*http.ServeMux)
 	now       func() time.Time
 	log       *slog.Logger
 	observe   ObserveRequest
@@ -42,6 +43,10 @@ type Config struct {
 
 	// KeyLimiter counts RateLimit; nil counts it in this process alone.
 	KeyLimiter KeyLimiter
+
+	// Mount adds other surfaces' routes (the dashboard's) to the one mux,
+	// under the same middleware.
+	Mount func(*http.ServeMux)
 }
 
 // NewServer builds the HTTP handler of the whole service.
@@ -50,7 +55,7 @@ func NewServer(cfg Config) *Server {
 		cfg.KeyLimiter = NewLocalLimiter(cfg.RateLimit)
 	}
 	return &Server{
-		payments: cfg.Payments, keys: cfg.Keys, callbacks: cfg.Callbacks, now: cfg.Now, log: cfg.Logger, observe: cfg.ObserveRequest,
+		payments: cfg.Payments, keys: cfg.Keys, callbacks: cfg.Callbacks, mount: cfg.Mount, now: cfg.Now, log: cfg.Logger, observe: cfg.ObserveRequest,
 		keyLimits:    cfg.KeyLimiter,
 		authFailures: newLimiterSet(AuthFailureLimit, maxLimiters),
 	}
@@ -73,6 +78,9 @@ func (s *Server) Handler() http.Handler {
 	mux.Handle("GET /v1/openapi.json", handleOpenAPI())
 	mux.Handle("GET /healthz", handleHealth())
 	mux.Handle("/", notFound())
+	if s.mount != nil {
+		s.mount(mux)
+	}
 	return withRequest(s.log, s.observe, mux)
 }
 

@@ -15,6 +15,7 @@ import (
 	"github.com/riverqueue/river"
 
 	"github.com/momopay/momopay/internal/api"
+	"github.com/momopay/momopay/internal/dashboard"
 	"github.com/momopay/momopay/internal/jobs"
 	"github.com/momopay/momopay/internal/metrics"
 	"github.com/momopay/momopay/internal/operator"
@@ -57,6 +58,10 @@ type Config struct {
 	// MetricsRefresh is how long the database readings behind the metrics
 	// are reused between scrapes (default 10 s); tests shorten it.
 	MetricsRefresh time.Duration
+	// SessionSecret signs dashboard sessions; live mode requires one of at
+	// least 32 bytes (MOMOPAY_SESSION_SECRET), sandbox mode draws one and
+	// keeps it in the database.
+	SessionSecret []byte
 }
 
 func (c *Config) defaults() error {
@@ -65,6 +70,9 @@ func (c *Config) defaults() error {
 	}
 	if c.Mode != ModeSandbox && c.Mode != ModeLive {
 		return fmt.Errorf("unknown mode %q: use sandbox or live", c.Mode)
+	}
+	if c.Mode == ModeLive && len(c.SessionSecret) < dashboard.MinSecretBytes {
+		return fmt.Errorf("live mode needs MOMOPAY_SESSION_SECRET: set it to a random secret of at least %d bytes (e.g. openssl rand -base64 48)", dashboard.MinSecretBytes)
 	}
 	if c.PendingTTL == 0 {
 		c.PendingTTL = payment.DefaultPendingTTL
@@ -98,6 +106,10 @@ type App struct {
 	Cases        *store.ReconciliationCases
 	Payments     *payment.Service
 	Webhooks     *webhook.Service
+	Users        *store.Users
+	Sessions     *store.Sessions
+	AuditLog     *store.AuditLog
+	Dashboard    *dashboard.Dashboard
 	Handler      http.Handler
 	// Schema says which migrations Open applied.
 	Schema store.Migrations
@@ -196,9 +208,13 @@ func (a *App) wire(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	if err := a.wireDashboard(ctx); err != nil {
+		return err
+	}
 	a.Handler = api.NewServer(api.Config{
 		Payments: a.Metrics.Payments(a.Payments), Keys: a.APIKeys, Callbacks: callbacks, RateLimit: cfg.RateLimit, KeyLimiter: limiter, Now: cfg.Now, Logger: cfg.Logger,
 		ObserveRequest: a.Metrics.ObserveRequest,
+		Mount:          a.Dashboard.Register,
 	}).Handler()
 	a.registerCollector()
 	return nil

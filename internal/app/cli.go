@@ -158,6 +158,7 @@ func init() {
 		{"version", "version [--json]",
 			"Print the version, commit and build date.", (*cli).version},
 	}
+	commands = append(commands, userCommands...)
 }
 
 func lookup(name string) *command {
@@ -222,7 +223,7 @@ type cli struct {
 func (c *cli) open(ctx context.Context, dbURL string) (*App, error) {
 	return Open(ctx, Config{
 		DatabaseURL: dbURL, Mode: or(c.getenv("MOMOPAY_MODE"), ModeSandbox), ExistingDatabase: true,
-		Logger: c.quietLogger(), Getenv: c.getenv,
+		Logger: c.quietLogger(), Getenv: c.getenv, SessionSecret: []byte(c.getenv("MOMOPAY_SESSION_SECRET")),
 	})
 }
 
