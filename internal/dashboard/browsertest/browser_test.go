@@ -1,0 +1,265 @@
+package browsertest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/network"
+	"github.com/chromedp/chromedp"
+)
+
+// requireBrowser is set by .ci/run: there a missing browser or axe-core is a
+// failure, not a skip.
+var requireBrowser = os.Getenv("MOMOPAY_REQUIRE_BROWSER") == "1"
+
+const howToEnable = "install chromium (apt-get install chromium) and axe-core " +
+	"(cd internal/dashboard/browsertest && npm ci); MOMOPAY_REQUIRE_BROWSER=1 makes these tests mandatory"
+
+// missing skips the test, or fails it when the browser tests are mandatory.
+func missing(t testing.TB, what string) {
+	t.Helper()
+	if requireBrowser {
+		t.Fatalf("%s, and MOMOPAY_REQUIRE_BROWSER=1: %s", what, howToEnable)
+	}
+	t.Skipf("%s: skipping the browser tests; to run them, %s", what, howToEnable)
+}
+
+// chromiumPath finds the browser: MOMOPAY_CHROMIUM, else Debian's chromium.
+func chromiumPath(t testing.TB) string {
+	t.Helper()
+	if p := os.Getenv("MOMOPAY_CHROMIUM"); p != "" {
+		if _, err := exec.LookPath(p); err != nil {
+			missing(t, fmt.Sprintf("MOMOPAY_CHROMIUM=%s is not an executable", p))
+		}
+		return p
+	}
+	for _, name := range []string{"chromium", "chromium-browser"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	missing(t, "chromium is not installed")
+	return ""
+}
+
+var axeOnce = sync.OnceValues(func() ([]byte, error) {
+	return os.ReadFile(filepath.Join("node_modules", "axe-core", "axe.min.js"))
+})
+
+// axeSource is axe-core's script, installed by npm ci from package-lock.json.
+func axeSource(t testing.TB) string {
+	t.Helper()
+	src, err := axeOnce()
+	if errors.Is(err, os.ErrNotExist) {
+		missing(t, "axe-core is not installed (node_modules/axe-core/axe.min.js)")
+	}
+	if err != nil {
+		t.Fatalf("read axe-core: %v", err)
+	}
+	return string(src)
+}
+
+// screenshotDir is where every visited page's picture goes.
+func screenshotDir(t testing.TB) string {
+	t.Helper()
+	dir := os.Getenv("MOMOPAY_SCREENSHOTS")
+	if dir == "" {
+		dir = "screenshots"
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatalf("screenshot folder: %v", err)
+	}
+	return dir
+}
+
+// Browser is one headless chromium with one tab, its own profile, and the
+// base URL of the server under test.
+type Browser struct {
+	t       testing.TB
+	ctx     context.Context
+	base    string
+	axe     string
+	shots   string
+	prefix  string
+	checked map[string]bool
+}
+
+// stepTimeout bounds each action; the race detector and a busy machine make
+// the first pages slow.
+const stepTimeout = 30 * time.Second
+
+// newBrowser starts chromium for t with a fresh profile; it is closed at t's
+// cleanup. prefix names t's screenshots (e.g. "sqlite").
+func newBrowser(t testing.TB, base, prefix string) *Browser {
+	t.Helper()
+	exe := chromiumPath(t)
+	axe := axeSource(t)
+	opts := []chromedp.ExecAllocatorOption{
+		chromedp.ExecPath(exe),
+		chromedp.UserDataDir(t.TempDir()),
+		chromedp.Headless,
+		chromedp.NoSandbox, // tests run as root in CI
+		chromedp.DisableGPU,
+		chromedp.NoFirstRun,
+		chromedp.NoDefaultBrowserCheck,
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.Flag("disable-extensions", true),
+		chromedp.Flag("disable-default-apps", true),
+		chromedp.Flag("disable-dev-shm-usage", true),
+		chromedp.Flag("disable-features", "Translate,MediaRouter,OptimizationHints"),
+		chromedp.Flag("password-store", "basic"),
+		chromedp.Flag("lang", "en-US"),
+		chromedp.WindowSize(1280, 900),
+	}
+	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	ctx, cancelTab := chromedp.NewContext(allocCtx, chromedp.WithErrorf(t.Logf))
+	t.Cleanup(func() { cancelTab(); cancelAlloc() })
+	start, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	if err := chromedp.Do(ctx); err != nil { // starts the browser with no deadline of its own
+		t.Fatalf("start chromium %s: %v", exe, err)
+	}
+	if err := chromedp.Do(start, chromedp.EmulateViewport(1280, 900)); err != nil {
+		t.Fatalf("set the viewport: %v", err)
+	}
+	return &Browser{t: t, ctx: ctx, base: base, axe: axe, shots: screenshotDir(t), prefix: prefix, checked: map[string]bool{}}
+}
+
+// do runs steps with the step timeout, failing the test on error.
+func (b *Browser) do(what string, steps ...chromedp.Action[chromedp.Void]) {
+	b.t.Helper()
+	ctx, cancel := context.WithTimeout(b.ctx, stepTimeout)
+	defer cancel()
+	if err := chromedp.Do(ctx, steps...); err != nil {
+		b.t.Fatalf("%s (at %s): %v", what, b.location(), err)
+	}
+}
+
+// run runs one action with a value.
+func run[T any](b *Browser, what string, a chromedp.Action[T]) T {
+	b.t.Helper()
+	ctx, cancel := context.WithTimeout(b.ctx, stepTimeout)
+	defer cancel()
+	v, err := chromedp.Run(ctx, a)
+	if err != nil {
+		b.t.Fatalf("%s (at %s): %v", what, b.location(), err)
+	}
+	return v
+}
+
+// location is the tab's URL, for messages.
+func (b *Browser) location() string {
+	ctx, cancel := context.WithTimeout(b.ctx, 2*time.Second)
+	defer cancel()
+	loc, err := chromedp.Run(ctx, chromedp.Location())
+	if err != nil {
+		return "?"
+	}
+	return loc
+}
+
+// path is the tab's URL path (and query), relative to the server.
+func (b *Browser) path() string {
+	return strings.TrimPrefix(b.location(), b.base)
+}
+
+// open navigates to path (relative to the server) and returns the status of
+// the document's response.
+func (b *Browser) open(path string) int64 {
+	b.t.Helper()
+	resp := run(b, "open "+path, chromedp.NavigateResponse(b.base+path))
+	if resp == nil {
+		return 0
+	}
+	return resp.Status
+}
+
+// submit clicks sel (a submit button or a link) and waits for the page it
+// leads to; it returns that page's response.
+func (b *Browser) submit(sel string) *network.Response {
+	b.t.Helper()
+	ctx, cancel := context.WithTimeout(b.ctx, stepTimeout)
+	defer cancel()
+	resp, err := chromedp.RunResponse(ctx, chromedp.Click(chromedp.CSS(sel), chromedp.NodeVisible))
+	if err != nil {
+		b.t.Fatalf("click %s (at %s): %v", sel, b.location(), err)
+	}
+	return resp
+}
+
+// fill types v into the field sel, replacing what it held.
+func (b *Browser) fill(sel, v string) {
+	b.t.Helper()
+	b.do("fill "+sel, chromedp.Clear(chromedp.CSS(sel)), chromedp.SendKeys(chromedp.CSS(sel), v))
+}
+
+// text is the visible text of the first element matching sel.
+func (b *Browser) text(sel string) string {
+	b.t.Helper()
+	return run(b, "read "+sel, chromedp.Text(chromedp.CSS(sel), chromedp.NodeReady))
+}
+
+// bodyText is the page's whole visible text.
+func (b *Browser) bodyText() string {
+	b.t.Helper()
+	return run(b, "read the page", chromedp.Evaluate[string](`document.body ? document.body.innerText : ""`))
+}
+
+// has reports whether sel matches an element now, without waiting.
+func (b *Browser) has(sel string) bool {
+	b.t.Helper()
+	n := run(b, "count "+sel, chromedp.Evaluate[int](fmt.Sprintf(`document.querySelectorAll(%q).length`, sel)))
+	return n > 0
+}
+
+// waitText polls until the page's text matches re or the step timeout ends,
+// reloading every second when reload is set (for pages without live update).
+func (b *Browser) waitText(re *regexp.Regexp, reload bool) string {
+	b.t.Helper()
+	deadline := time.Now().Add(stepTimeout)
+	for {
+		txt := b.bodyText()
+		if re.MatchString(txt) {
+			return txt
+		}
+		if time.Now().After(deadline) {
+			b.t.Fatalf("page %s never showed %s; it shows:\n%s", b.path(), re, txt)
+		}
+		time.Sleep(500 * time.Millisecond)
+		if reload {
+			b.do("reload", chromedp.Reload())
+		}
+	}
+}
+
+// check runs axe-core on the current page and saves its screenshot as
+// name.png. Call it on every page the journey visits.
+func (b *Browser) check(name string) {
+	b.t.Helper()
+	b.checked[name] = true
+	b.screenshot(name)
+	if vs := b.axeViolations(); len(vs) > 0 {
+		b.t.Errorf("axe-core on %q (%s): %d serious or critical violation(s):\n%s", name, b.path(), len(vs), formatViolations(vs))
+	}
+}
+
+// screenshot saves the whole page as <prefix>-<name>.png.
+func (b *Browser) screenshot(name string) {
+	b.t.Helper()
+	png := run(b, "screenshot", chromedp.FullScreenshot(100))
+	file := filepath.Join(b.shots, b.prefix+"-"+name+".png")
+	if err := os.WriteFile(file, png, 0o644); err != nil {
+		b.t.Fatalf("save screenshot: %v", err)
+	}
+}
