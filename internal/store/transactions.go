@@ -69,6 +69,9 @@ func (s *Transactions) CreateTransaction(ctx context.Context, t *payment.Transac
 			return err
 		}
 		if n, _ := res.RowsAffected(); n == 1 {
+			if err := addToTotals(ctx, tx, t, t.Status, 1); err != nil {
+				return err
+			}
 			return jobs.ScheduleLifecycle(ctx, s.jobs, tx, t.MerchantID, t.ID, t.CreatedAt.Add(payment.FirstPollDelay), t.ExpiresAt)
 		}
 		var existing string
@@ -94,13 +97,21 @@ func (s *Transactions) CreateTransaction(ctx context.Context, t *payment.Transac
 // poller judged the push taken, the payment may have happened and is kept.
 // Its pending jobs find no row and end without effect.
 func (s *Transactions) DeleteTransaction(ctx context.Context, merchantID, id string) (bool, error) {
-	res, err := s.db.ExecContext(ctx, `DELETE FROM transactions
-		WHERE merchant_id = $1 AND id = $2 AND status = 'PENDING' AND push_in_flight`, merchantID, id)
-	if err != nil {
-		return false, err
-	}
-	n, err := res.RowsAffected()
-	return n == 1, err
+	var deleted bool
+	err := s.db.InTx(ctx, func(tx *sql.Tx) error {
+		t, err := scanTransaction(tx.QueryRowContext(ctx, `DELETE FROM transactions
+			WHERE merchant_id = $1 AND id = $2 AND status = 'PENDING' AND push_in_flight
+			RETURNING `+transactionColumns, merchantID, id))
+		if errors.Is(err, payment.ErrNotFound) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		deleted = true
+		return addToTotals(ctx, tx, t, t.Status, -1)
+	})
+	return deleted, err
 }
 
 // PushTaken implements payment.Store.
@@ -196,6 +207,12 @@ func (s *Transactions) Settle(ctx context.Context, st payment.Settlement) (*paym
 			RETURNING `+transactionColumns, string(st.To), s.db.Time(st.At), st.MerchantID, st.TransactionID))
 		if err == nil {
 			out, changed = t, true
+			if err := addToTotals(ctx, tx, t, payment.StatusPending, -1); err != nil {
+				return err
+			}
+			if err := addToTotals(ctx, tx, t, t.Status, 1); err != nil {
+				return err
+			}
 			if s.OnSettled != nil {
 				return s.OnSettled(ctx, tx, t)
 			}
