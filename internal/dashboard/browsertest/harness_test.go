@@ -27,11 +27,24 @@ const cleanPage = `<!doctype html><html lang="en"><head><meta charset="utf-8">
 <div style="overflow-x:auto"><table><tr><th>a wide table that scrolls inside its own box</th><td style="min-width:900px">x</td></tr></table></div>
 </main></body></html>`
 
+// escapingPage fits a phone but for a visually hidden label in a wide
+// table: absolute, it escapes its unpositioned scrolling box and widens the
+// page.
+const escapingPage = `<!doctype html><html lang="en"><head><meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1"><title>escape</title></head>
+<body><main><h1>Escape</h1><div style="overflow-x:auto"><table><tr><td style="min-width:600px">wide</td>
+<td><span id="hidden-label" style="position:absolute;width:1px;height:1px;overflow:hidden">Actions</span></td></tr></table></div>
+</main></body></html>`
+
 func TestHarnessReportsFaults(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
 		// The dashboard's CSP forbids inline script; axe must still run.
 		w.Header().Set("Content-Security-Policy", "default-src 'self'; style-src 'self' 'unsafe-inline'; img-src data:")
+		if r.URL.Path == "/escape" {
+			w.Write([]byte(escapingPage))
+			return
+		}
 		if r.URL.Path == "/clean" {
 			w.Write([]byte(cleanPage))
 			return
@@ -66,6 +79,9 @@ func TestHarnessReportsFaults(t *testing.T) {
 	if r := b.onPhone(nil); r.problem() != "" {
 		t.Errorf("the clean page at %d px: %s", phoneWidth, r.problem())
 	}
-	// A table too wide for the phone but inside its own scrolling box does
-	// not make the page scroll, and must not be reported.
+
+	b.open("/escape")
+	if r := b.onPhone(nil); !strings.Contains(r.problem(), "span#hidden-label") {
+		t.Errorf("the width check on a page widened by an escaping hidden label says %q; want it to name span#hidden-label", r.problem())
+	}
 }

@@ -13,10 +13,10 @@ const phoneWidth = 360
 
 // widthReport is what measureWidth finds on a page.
 type widthReport struct {
-	// Inner is the layout viewport's width: more than phoneWidth means the
-	// page lacks <meta name="viewport" content="width=device-width">, so a
-	// phone would show it shrunk.
-	Inner int `json:"inner"`
+	// Meta says the page has <meta name="viewport"
+	// content="width=device-width ...">; without it a phone lays the page
+	// out 980 px wide and shows it shrunk.
+	Meta bool `json:"meta"`
 	// Client and Scroll are the document's visible and total widths.
 	Client int `json:"client"`
 	Scroll int `json:"scroll"`
@@ -25,12 +25,20 @@ type widthReport struct {
 	Offenders []string `json:"offenders"`
 }
 
-const measureWidth = `(() => {
-  const de = document.documentElement, w = de.clientWidth;
+var measureWidth = fmt.Sprintf(`(() => {
+  const de = document.documentElement, w = %d;
+  // An element is clipped by an ancestor that scrolls or hides on its own,
+  // unless it is positioned against a box outside that ancestor (an
+  // absolute element escapes an unpositioned scroller).
+  const clips = cs => ['auto', 'scroll', 'hidden', 'clip'].includes(cs.overflowX);
   const scrollsItself = el => {
+    const pos = getComputedStyle(el).position;
+    if (pos === 'fixed') return false;
+    let escapes = pos === 'absolute';
     for (let p = el.parentElement; p && p !== document.body; p = p.parentElement) {
-      const o = getComputedStyle(p).overflowX;
-      if (o === 'auto' || o === 'scroll' || o === 'hidden' || o === 'clip') return true;
+      const cs = getComputedStyle(p);
+      if (clips(cs) && (!escapes || cs.position !== 'static')) return true;
+      if (cs.position !== 'static') escapes = false;
     }
     return false;
   };
@@ -48,8 +56,9 @@ const measureWidth = `(() => {
     out.push({el, d: name(el) + ' (right edge at ' + Math.round(r.right) + ' px)'});
     if (out.length === 8) break;
   }
-  return {inner: window.innerWidth, client: w, scroll: de.scrollWidth, offenders: out.map(o => o.d)};
-})()`
+  const meta = document.querySelector('meta[name=viewport]');
+  return {meta: !!meta && /width=device-width/.test(meta.content), client: w, scroll: de.scrollWidth, offenders: out.map(o => o.d)};
+})()`, phoneWidth)
 
 // checkNarrow shows the current page on a 360 px wide phone screen, saves its
 // screenshot as <name>-360.png, fails the test if the page scrolls sideways,
@@ -67,7 +76,9 @@ func (b *Browser) checkNarrow(name string) {
 // while the page is shown that way, and puts the desktop viewport back.
 func (b *Browser) onPhone(also func()) widthReport {
 	b.t.Helper()
-	b.do("emulate a phone", chromedp.EmulateViewport(phoneWidth, 740, chromedp.EmulateScale(1), chromedp.EmulateMobile))
+	// Not EmulateMobile: a mobile viewport zooms out to fit wide content,
+	// which would hide the culprits; the viewport meta is checked apart.
+	b.do("emulate a phone", chromedp.EmulateViewport(phoneWidth, 740, chromedp.EmulateScale(1)))
 	defer b.do("leave the phone", chromedp.EmulateViewport(1280, 900))
 	r := run(b, "measure the page's width", chromedp.Evaluate[widthReport](measureWidth))
 	if also != nil {
@@ -79,10 +90,11 @@ func (b *Browser) onPhone(also func()) widthReport {
 // problem says what is wrong with the width, or "".
 func (r widthReport) problem() string {
 	switch {
-	case r.Inner > phoneWidth:
-		return fmt.Sprintf("the layout viewport is %d px wide; the page needs <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">", r.Inner)
+	case !r.Meta:
+		return `no <meta name="viewport" content="width=device-width, initial-scale=1">: a phone shows the page shrunk`
 	case r.Scroll > r.Client:
-		return fmt.Sprintf("it scrolls sideways: %d px of content in %d px; sticking out: %s", r.Scroll, r.Client, strings.Join(r.Offenders, ", "))
+		return fmt.Sprintf("it scrolls sideways (%d px of content in %d px; a phone would zoom out); sticking out: %s",
+			r.Scroll, r.Client, strings.Join(r.Offenders, ", "))
 	}
 	return ""
 }
