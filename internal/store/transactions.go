@@ -69,6 +69,11 @@ func (s *Transactions) CreateTransaction(ctx context.Context, t *payment.Transac
 			return err
 		}
 		if n, _ := res.RowsAffected(); n == 1 {
+			if err := s.addEvent(ctx, tx, t.MerchantID, t.ID, payment.TransactionEvent{
+				Kind: payment.EventCreated, At: t.CreatedAt, Status: t.Status,
+			}); err != nil {
+				return err
+			}
 			return jobs.ScheduleLifecycle(ctx, s.jobs, tx, t.MerchantID, t.ID, t.CreatedAt.Add(payment.FirstPollDelay), t.ExpiresAt)
 		}
 		var existing string
@@ -93,21 +98,99 @@ func (s *Transactions) CreateTransaction(ctx context.Context, t *payment.Transac
 // still in flight goes: once the push was taken, or a duplicate or the
 // poller judged the push taken, the payment may have happened and is kept.
 // Its pending jobs find no row and end without effect.
+// Its timeline goes with it.
 func (s *Transactions) DeleteTransaction(ctx context.Context, merchantID, id string) (bool, error) {
-	res, err := s.db.ExecContext(ctx, `DELETE FROM transactions
-		WHERE merchant_id = $1 AND id = $2 AND status = 'PENDING' AND push_in_flight`, merchantID, id)
-	if err != nil {
-		return false, err
-	}
-	n, err := res.RowsAffected()
-	return n == 1, err
+	var deleted bool
+	err := s.db.InTx(ctx, func(tx *sql.Tx) error {
+		if _, err := tx.ExecContext(ctx, `DELETE FROM transaction_events WHERE merchant_id = $1 AND transaction_id = $2
+			AND transaction_id IN (SELECT id FROM transactions WHERE merchant_id = $1 AND id = $2 AND status = 'PENDING' AND push_in_flight)`,
+			merchantID, id); err != nil {
+			return err
+		}
+		res, err := tx.ExecContext(ctx, `DELETE FROM transactions
+			WHERE merchant_id = $1 AND id = $2 AND status = 'PENDING' AND push_in_flight`, merchantID, id)
+		if err != nil {
+			return err
+		}
+		n, err := res.RowsAffected()
+		deleted = n == 1
+		return err
+	})
+	return deleted, err
 }
 
-// PushTaken implements payment.Store.
-func (s *Transactions) PushTaken(ctx context.Context, merchantID, id string) error {
-	_, err := s.db.ExecContext(ctx, `UPDATE transactions SET push_in_flight = FALSE
-		WHERE merchant_id = $1 AND id = $2 AND push_in_flight`, merchantID, id)
+// PushTaken implements payment.Store. The timeline step is written only by
+// the call that cleared the flag, so a push is accepted once in it.
+func (s *Transactions) PushTaken(ctx context.Context, merchantID, id string, step payment.TransactionEvent) error {
+	return s.db.InTx(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `UPDATE transactions SET push_in_flight = FALSE
+			WHERE merchant_id = $1 AND id = $2 AND push_in_flight`, merchantID, id)
+		if err != nil {
+			return err
+		}
+		if n, err := res.RowsAffected(); err != nil || n == 0 {
+			return err
+		}
+		return s.addEvent(ctx, tx, merchantID, id, step)
+	})
+}
+
+// Heard implements payment.Store.
+func (s *Transactions) Heard(ctx context.Context, merchantID, id string, e payment.TransactionEvent) error {
+	if !payment.ValidID(id) {
+		return payment.ErrNotFound
+	}
+	return s.db.InTx(ctx, func(tx *sql.Tx) error {
+		return s.addEvent(ctx, tx, merchantID, id, e)
+	})
+}
+
+// addEvent writes one step of a transaction's timeline inside tx. The id is
+// a version 7 UUID, which orders steps written in the same microsecond.
+func (s *Transactions) addEvent(ctx context.Context, tx *sql.Tx, merchantID, id string, e payment.TransactionEvent) error {
+	_, err := tx.ExecContext(ctx, `INSERT INTO transaction_events (id, merchant_id, transaction_id, kind, source, status, detail, at)
+		SELECT $1, $2, $3, $4, $5, $6, $7, $8 WHERE EXISTS (SELECT 1 FROM transactions WHERE merchant_id = $2 AND id = $3)`,
+		uuid.Must(uuid.NewV7()).String(), merchantID, id, string(e.Kind), e.Source, string(e.Status),
+		payment.EventDetail(e.Detail), s.db.Time(e.At))
 	return err
+}
+
+// Timeline returns the steps of one of the merchant's transactions, oldest
+// first; ErrNotFound when the merchant has no such transaction.
+func (s *Transactions) Timeline(ctx context.Context, merchantID, id string) ([]payment.TransactionEvent, error) {
+	if !payment.ValidID(id) || !payment.ValidID(merchantID) {
+		return nil, payment.ErrNotFound
+	}
+	out := []payment.TransactionEvent{}
+	err := s.db.InSnapshot(ctx, func(tx *sql.Tx) error {
+		var n int
+		if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM transactions WHERE merchant_id = $1 AND id = $2`, merchantID, id).Scan(&n); err != nil {
+			return err
+		}
+		if n == 0 {
+			return payment.ErrNotFound
+		}
+		rows, err := tx.QueryContext(ctx, `SELECT kind, source, status, detail, at FROM transaction_events
+			WHERE merchant_id = $1 AND transaction_id = $2 ORDER BY at, id LIMIT 500`, merchantID, id)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var e payment.TransactionEvent
+			var at Timestamp
+			if err := rows.Scan(&e.Kind, &e.Source, &e.Status, &e.Detail, &at); err != nil {
+				return err
+			}
+			e.At = at.Time
+			out = append(out, e)
+		}
+		return rows.Err()
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
 }
 
 // Transaction implements payment.Store.
@@ -194,8 +277,17 @@ func (s *Transactions) Settle(ctx context.Context, st payment.Settlement) (*paym
 			WHERE merchant_id = $3 AND id = $4 AND status = 'PENDING'
 			  AND ($1 <> 'EXPIRED' OR expires_at <= $2)
 			RETURNING `+transactionColumns, string(st.To), s.db.Time(st.At), st.MerchantID, st.TransactionID))
+		heard := payment.TransactionEvent{Kind: payment.EventHeard, At: st.At, Source: st.Source, Status: st.To, Detail: st.Detail}
 		if err == nil {
 			out, changed = t, true
+			if err := s.addEvent(ctx, tx, t.MerchantID, t.ID, heard); err != nil {
+				return err
+			}
+			if err := s.addEvent(ctx, tx, t.MerchantID, t.ID, payment.TransactionEvent{
+				Kind: payment.EventSettled, At: st.At, Source: st.Source, Status: t.Status,
+			}); err != nil {
+				return err
+			}
 			if s.OnSettled != nil {
 				return s.OnSettled(ctx, tx, t)
 			}
@@ -212,6 +304,9 @@ func (s *Transactions) Settle(ctx context.Context, st payment.Settlement) (*paym
 			return err
 		}
 		out = t
+		if err := s.addEvent(ctx, tx, t.MerchantID, t.ID, heard); err != nil {
+			return err
+		}
 		if !t.Status.Final() {
 			return nil // an early EXPIRED, held
 		}
@@ -222,7 +317,12 @@ func (s *Transactions) Settle(ctx context.Context, st payment.Settlement) (*paym
 			(id, merchant_id, transaction_id, final_status, reported_status, source, detail, created_at)
 			VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
 			uuid.NewString(), t.MerchantID, t.ID, string(t.Status), string(st.To), st.Source, st.Detail, s.db.Time(st.At))
-		return err
+		if err != nil {
+			return err
+		}
+		return s.addEvent(ctx, tx, t.MerchantID, t.ID, payment.TransactionEvent{
+			Kind: payment.EventLateOutcome, At: st.At, Source: st.Source, Status: st.To, Detail: st.Detail,
+		})
 	})
 	if err != nil {
 		return nil, false, err
