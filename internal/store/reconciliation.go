@@ -49,30 +49,21 @@ func (s *ReconciliationCases) List(ctx context.Context) ([]payment.Reconciliatio
 	return s.query(ctx, `SELECT `+caseColumns+` FROM reconciliation_cases ORDER BY created_at, id`)
 }
 
-// CaseFilter selects a merchant's cases: Open only those not resolved yet;
-// at most Limit (default and maximum MaxCases), newest first.
-type CaseFilter struct {
-	Open  bool
-	Limit int
-}
-
 // MaxCases bounds one listing of a merchant's cases.
 const MaxCases = 200
 
-// ForMerchant lists the merchant's cases, newest first.
-func (s *ReconciliationCases) ForMerchant(ctx context.Context, merchantID string, f CaseFilter) ([]payment.ReconciliationCase, error) {
+// ForMerchant lists the merchant's cases (only those not resolved yet when
+// openOnly), newest first, at most MaxCases.
+func (s *ReconciliationCases) ForMerchant(ctx context.Context, merchantID string, openOnly bool) ([]payment.ReconciliationCase, error) {
 	if !payment.ValidID(merchantID) {
 		return []payment.ReconciliationCase{}, nil
 	}
-	if f.Limit <= 0 || f.Limit > MaxCases {
-		f.Limit = MaxCases
-	}
 	where := []string{"merchant_id = $1"}
-	if f.Open {
+	if openOnly {
 		where = append(where, "resolved_at IS NULL")
 	}
 	return s.query(ctx, fmt.Sprintf(`SELECT %s FROM reconciliation_cases WHERE %s
-		ORDER BY created_at DESC, id DESC LIMIT $2`, caseColumns, strings.Join(where, " AND ")), merchantID, f.Limit)
+		ORDER BY created_at DESC, id DESC LIMIT $2`, caseColumns, strings.Join(where, " AND ")), merchantID, MaxCases)
 }
 
 // CountOpen returns how many of the merchant's cases wait for a person.
@@ -100,11 +91,12 @@ func (s *ReconciliationCases) Case(ctx context.Context, merchantID, id string) (
 // gives a payment.EUNPROCESSABLE error naming who did it: two people
 // working the same case must not overwrite each other's note.
 func (s *ReconciliationCases) Resolve(ctx context.Context, merchantID, id, by, note string, at time.Time) (*payment.ReconciliationCase, error) {
-	if err := payment.ValidateResolution(note); err != nil {
+	// Another merchant's case is not found, whatever the note says.
+	if _, err := s.Case(ctx, merchantID, id); err != nil {
 		return nil, err
 	}
-	if !payment.ValidID(merchantID) || !payment.ValidID(id) {
-		return nil, ErrCaseNotFound
+	if err := payment.ValidateResolution(note); err != nil {
+		return nil, err
 	}
 	c, err := scanCase(s.db.QueryRowContext(ctx, `UPDATE reconciliation_cases
 		SET resolved_at = $3, resolved_by = $4, resolution_note = $5

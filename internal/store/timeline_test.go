@@ -119,7 +119,7 @@ func TestReconciliationCases(t *testing.T) {
 		}
 		first, second := late("a", now), late("b", now.Add(time.Hour))
 		merchant := first.MerchantID
-		list, err := cases.ForMerchant(ctx, merchant, store.CaseFilter{})
+		list, err := cases.ForMerchant(ctx, merchant, false)
 		if err != nil || len(list) != 2 || list[0].TransactionID != second.ID || list[1].TransactionID != first.ID {
 			t.Fatalf("cases: %+v %v", list, err)
 		}
@@ -136,7 +136,7 @@ func TestReconciliationCases(t *testing.T) {
 		if _, err := cases.Resolve(ctx, other.ID, c.ID, "eve@example.td", "mine now", now); payment.ErrorCode(err) != payment.ENOTFOUND {
 			t.Errorf("another merchant resolved the case: %v", err)
 		}
-		if got, _ := cases.ForMerchant(ctx, other.ID, store.CaseFilter{}); len(got) != 0 {
+		if got, _ := cases.ForMerchant(ctx, other.ID, false); len(got) != 0 {
 			t.Errorf("another merchant lists %d cases", len(got))
 		}
 		at := now.Add(2 * time.Hour)
@@ -147,7 +147,7 @@ func TestReconciliationCases(t *testing.T) {
 		if _, err := cases.Resolve(ctx, merchant, c.ID, "bob@example.td", "again", at); payment.ErrorCode(err) != payment.EUNPROCESSABLE {
 			t.Errorf("resolved twice: %v", err)
 		}
-		open, _ := cases.ForMerchant(ctx, merchant, store.CaseFilter{Open: true})
+		open, _ := cases.ForMerchant(ctx, merchant, true)
 		if n, _ := cases.CountOpen(ctx, merchant); len(open) != 1 || open[0].ID == c.ID || n != 1 {
 			t.Errorf("open cases: %d listed, %d counted; want 1", len(open), n)
 		}
