@@ -23,6 +23,7 @@ type Server struct {
 	authFailures *limiterSet
 	// callbacks reads the callbacks of the operators that send them.
 	callbacks map[payment.Operator]operator.CallbackReader
+	mount     func(*http.ServeMux)
 	now       func() time.Time
 	log       *slog.Logger
 }
@@ -36,12 +37,16 @@ type Config struct {
 	RateLimit RateLimit
 	Now       func() time.Time
 	Logger    *slog.Logger
+
+	// Mount adds other surfaces' routes (the dashboard's) to the one mux,
+	// under the same middleware.
+	Mount func(*http.ServeMux)
 }
 
 // NewServer builds the HTTP handler of the whole service.
 func NewServer(cfg Config) *Server {
 	return &Server{
-		payments: cfg.Payments, keys: cfg.Keys, callbacks: cfg.Callbacks, now: cfg.Now, log: cfg.Logger,
+		payments: cfg.Payments, keys: cfg.Keys, callbacks: cfg.Callbacks, mount: cfg.Mount, now: cfg.Now, log: cfg.Logger,
 		keyLimits:    newLimiterSet(cfg.RateLimit, maxLimiters),
 		authFailures: newLimiterSet(AuthFailureLimit, maxLimiters),
 	}
@@ -64,6 +69,9 @@ func (s *Server) Handler() http.Handler {
 	mux.Handle("GET /v1/openapi.json", handleOpenAPI())
 	mux.Handle("GET /healthz", handleHealth())
 	mux.Handle("/", notFound())
+	if s.mount != nil {
+		s.mount(mux)
+	}
 	return withRequest(s.log, mux)
 }
 

@@ -15,6 +15,7 @@ import (
 	"github.com/riverqueue/river"
 
 	"github.com/momopay/momopay/internal/api"
+	"github.com/momopay/momopay/internal/dashboard"
 	"github.com/momopay/momopay/internal/jobs"
 	"github.com/momopay/momopay/internal/operator"
 	"github.com/momopay/momopay/internal/operator/sandbox"
@@ -44,6 +45,10 @@ type Config struct {
 	ExistingDatabase bool
 	Now              func() time.Time
 	Logger           *slog.Logger
+	// SessionSecret signs dashboard sessions; live mode requires one of at
+	// least 32 bytes (MOMOPAY_SESSION_SECRET), sandbox mode draws one and
+	// keeps it in the database.
+	SessionSecret []byte
 }
 
 func (c *Config) defaults() error {
@@ -52,6 +57,9 @@ func (c *Config) defaults() error {
 	}
 	if c.Mode != ModeSandbox && c.Mode != ModeLive {
 		return fmt.Errorf("unknown mode %q: use sandbox or live", c.Mode)
+	}
+	if c.Mode == ModeLive && len(c.SessionSecret) < dashboard.MinSecretBytes {
+		return fmt.Errorf("live mode needs MOMOPAY_SESSION_SECRET: set it to a random secret of at least %d bytes (e.g. openssl rand -base64 48)", dashboard.MinSecretBytes)
 	}
 	if c.Mode == ModeLive {
 		// The Airtel and Moov adapters are not built yet; refusing to start
@@ -87,6 +95,10 @@ type App struct {
 	Cases        *store.ReconciliationCases
 	Payments     *payment.Service
 	Webhooks     *webhook.Service
+	Users        *store.Users
+	Sessions     *store.Sessions
+	AuditLog     *store.AuditLog
+	Dashboard    *dashboard.Dashboard
 	Handler      http.Handler
 	// Schema says which migrations Open applied.
 	Schema store.Migrations
@@ -157,8 +169,12 @@ func (a *App) wire(ctx context.Context) error {
 	a.sweeper = &jobs.Sweeper{OverduePayments: a.Transactions.Overdue, OverdueDeliveries: a.Webhooks.Overdue,
 		Handlers: handlers, Now: cfg.Now, Logger: cfg.Logger}
 
+	if err := a.wireDashboard(ctx); err != nil {
+		return err
+	}
 	a.Handler = api.NewServer(api.Config{
 		Payments: a.Payments, Keys: a.APIKeys, Callbacks: callbacks, RateLimit: cfg.RateLimit, Now: cfg.Now, Logger: cfg.Logger,
+		Mount: a.Dashboard.Register,
 	}).Handler()
 	return nil
 }

@@ -206,7 +206,7 @@ type cli struct {
 func (c *cli) open(ctx context.Context, dbURL string) (*App, error) {
 	return Open(ctx, Config{
 		DatabaseURL: dbURL, Mode: or(c.getenv("MOMOPAY_MODE"), ModeSandbox), ExistingDatabase: true,
-		Logger: c.quietLogger(),
+		Logger: c.quietLogger(), SessionSecret: []byte(c.getenv("MOMOPAY_SESSION_SECRET")),
 	})
 }
 

@@ -56,6 +56,7 @@ func (c *cli) serve(ctx context.Context, args []string) error {
 	a, err := Open(ctx, Config{
 		DatabaseURL: *db, Mode: *mode, PendingTTL: *ttl,
 		RateLimit: api.RateLimit{PerSecond: *rateLimit, Burst: *rateBurst}, Logger: logger,
+		SessionSecret: []byte(c.getenv("MOMOPAY_SESSION_SECRET")),
 	})
 	if err != nil {
 		ln.Close()

@@ -129,8 +129,8 @@ func init() {
 		"ph.pin":             "PIN",
 		"ph.confirm":         "Confirm",
 		"ph.refuse":          "Refuse",
-		"ph.confirmed.flash": "Payment confirmed.",
-		"ph.refused.flash":   "Payment refused.",
+		"ph.confirmed.flash": "Payment %s confirmed.",
+		"ph.refused.flash":   "Payment %s refused.",
 	}, map[string]string{
 		"ph.title":           "Téléphone du bac à sable",
 		"ph.intro":           "Jouez le payeur : saisissez le numéro auquel un paiement a été demandé, puis confirmez-le avec un code à quatre chiffres quelconque ou refusez-le. La réponse règle le paiement comme le ferait le rappel d'un opérateur, webhooks compris.",
@@ -143,7 +143,7 @@ func init() {
 		"ph.pin":             "Code secret",
 		"ph.confirm":         "Confirmer",
 		"ph.refuse":          "Refuser",
-		"ph.confirmed.flash": "Paiement confirmé.",
-		"ph.refused.flash":   "Paiement refusé.",
+		"ph.confirmed.flash": "Paiement %s confirmé.",
+		"ph.refused.flash":   "Paiement %s refusé.",
 	})
 }

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"net/mail"
@@ -12,6 +13,7 @@ import (
 	"golang.org/x/crypto/bcrypt"
 
 	"github.com/momopay/momopay/internal/payment"
+	"github.com/momopay/momopay/internal/team"
 )
 
 // Merchant is a business that collects payments through momopay.
@@ -48,9 +50,18 @@ func (s *Merchants) Create(ctx context.Context, name, email, password string, no
 		return nil, err
 	}
 	m := &Merchant{ID: uuid.NewString(), Name: name, Email: email, CreatedAt: now.UTC().Truncate(time.Microsecond)}
-	_, err = s.db.ExecContext(ctx, `INSERT INTO merchants (id, name, email, password_hash, created_at) VALUES ($1, $2, $3, $4, $5)`,
-		m.ID, m.Name, m.Email, string(hash), s.db.Time(m.CreatedAt))
-	if IsUniqueViolation(err, "email") {
+	// The merchant's login is its first user, an owner, made in the same
+	// transaction: the email is unique among merchants and users alike.
+	owner := &team.User{ID: uuid.NewString(), MerchantID: m.ID, Email: m.Email, Role: team.Owner, CreatedAt: m.CreatedAt}
+	err = s.db.InTx(ctx, func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `INSERT INTO merchants (id, name, email, password_hash, created_at) VALUES ($1, $2, $3, $4, $5)`,
+			m.ID, m.Name, m.Email, string(hash), s.db.Time(m.CreatedAt))
+		if err != nil {
+			return err
+		}
+		return insertUser(ctx, s.db, tx, owner, string(hash))
+	})
+	if IsUniqueViolation(err, "email") || errors.Is(err, team.ErrEmailTaken) {
 		return nil, ErrEmailTaken
 	}
 	if err != nil {

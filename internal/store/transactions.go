@@ -74,6 +74,9 @@ func (s *Transactions) CreateTransaction(ctx context.Context, t *payment.Transac
 			}); err != nil {
 				return err
 			}
+			if err := addToTotals(ctx, tx, t, t.Status, 1); err != nil {
+				return err
+			}
 			return jobs.ScheduleLifecycle(ctx, s.jobs, tx, t.MerchantID, t.ID, t.CreatedAt.Add(payment.FirstPollDelay), t.ExpiresAt)
 		}
 		var existing string
@@ -107,14 +110,17 @@ func (s *Transactions) DeleteTransaction(ctx context.Context, merchantID, id str
 			merchantID, id); err != nil {
 			return err
 		}
-		res, err := tx.ExecContext(ctx, `DELETE FROM transactions
-			WHERE merchant_id = $1 AND id = $2 AND status = 'PENDING' AND push_in_flight`, merchantID, id)
+		t, err := scanTransaction(tx.QueryRowContext(ctx, `DELETE FROM transactions
+			WHERE merchant_id = $1 AND id = $2 AND status = 'PENDING' AND push_in_flight
+			RETURNING `+transactionColumns, merchantID, id))
+		if errors.Is(err, payment.ErrNotFound) {
+			return nil
+		}
 		if err != nil {
 			return err
 		}
-		n, err := res.RowsAffected()
-		deleted = n == 1
-		return err
+		deleted = true
+		return addToTotals(ctx, tx, t, t.Status, -1)
 	})
 	return deleted, err
 }
@@ -212,6 +218,12 @@ func (s *Transactions) Settle(ctx context.Context, st payment.Settlement) (*paym
 			if err := s.addEvent(ctx, tx, t.MerchantID, t.ID, payment.TransactionEvent{
 				Kind: payment.EventSettled, At: st.At, Source: st.Source, Status: t.Status,
 			}); err != nil {
+				return err
+			}
+			if err := addToTotals(ctx, tx, t, payment.StatusPending, -1); err != nil {
+				return err
+			}
+			if err := addToTotals(ctx, tx, t, t.Status, 1); err != nil {
 				return err
 			}
 			if s.OnSettled != nil {

@@ -1,0 +1,90 @@
+package app
+
+import (
+	"context"
+	"time"
+
+	"github.com/momopay/momopay/internal/dashboard"
+	"github.com/momopay/momopay/internal/payment"
+	"github.com/momopay/momopay/internal/store"
+)
+
+// wireDashboard builds the dashboard on the stores. Its session secret is
+// the configured one (live mode requires it) or, in sandbox mode without
+// one, the one kept in the database, so that restarts and several
+// instances share it.
+func (a *App) wireDashboard(ctx context.Context) error {
+	a.Users = store.NewUsers(a.DB)
+	a.Sessions = store.NewSessions(a.DB)
+	a.AuditLog = store.NewAuditLog(a.DB)
+	secret := a.cfg.SessionSecret
+	if len(secret) == 0 {
+		var err error
+		if secret, err = a.Sessions.SessionSecret(ctx); err != nil {
+			return err
+		}
+	}
+	d, err := dashboard.New(dashboard.Config{
+		Accounts: a.Users, Sessions: a.Sessions, AuditLog: a.AuditLog, Team: a.Users,
+		Keys: dashboardKeys{a.APIKeys}, Figures: dashboardFigures{store.NewFigures(a.DB)},
+		Payments: a.Payments, Records: a.Transactions, Webhooks: a.Webhooks, Cases: a.Cases,
+		Phone:  &sandboxPhone{txs: a.Transactions, payments: a.Payments},
+		Secret: secret, Sandbox: a.cfg.Mode == ModeSandbox, Now: a.cfg.Now, Logger: a.cfg.Logger,
+	})
+	if err != nil {
+		return err
+	}
+	a.Dashboard = d
+	return nil
+}
+
+// dashboardKeys gives the dashboard the API keys in its own terms.
+type dashboardKeys struct{ keys *store.APIKeys }
+
+func (k dashboardKeys) List(ctx context.Context, merchantID string) ([]dashboard.APIKey, error) {
+	keys, err := k.keys.List(ctx, merchantID)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]dashboard.APIKey, len(keys))
+	for i, key := range keys {
+		out[i] = dashboardKey(key)
+	}
+	return out, nil
+}
+
+func (k dashboardKeys) Create(ctx context.Context, merchantID string, now time.Time) (*dashboard.APIKey, string, error) {
+	rec, key, err := k.keys.Create(ctx, merchantID, now)
+	if err != nil {
+		return nil, "", err
+	}
+	out := dashboardKey(*rec)
+	return &out, key, nil
+}
+
+func (k dashboardKeys) Revoke(ctx context.Context, merchantID, keyID string, now time.Time) error {
+	err := k.keys.Revoke(ctx, merchantID, keyID, now)
+	if err == store.ErrKeyNotFound {
+		return &payment.Error{Code: payment.ENOTFOUND, Message: "API key not found"}
+	}
+	return err
+}
+
+func dashboardKey(k store.APIKey) dashboard.APIKey {
+	return dashboard.APIKey{ID: k.ID, Prefix: k.Prefix, CreatedAt: k.CreatedAt, LastUsedAt: k.LastUsedAt, RevokedAt: k.RevokedAt}
+}
+
+// dashboardFigures gives the overview the store's totals in its terms.
+type dashboardFigures struct{ *store.Figures }
+
+func (f dashboardFigures) DailyTotals(ctx context.Context, merchantID, first, last string) ([]dashboard.DailyTotal, error) {
+	totals, err := f.Figures.DailyTotals(ctx, merchantID, first, last)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]dashboard.DailyTotal, len(totals))
+	for i, t := range totals {
+		out[i] = dashboard.DailyTotal(t)
+	}
+	return out, nil
+}

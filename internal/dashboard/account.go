@@ -1,0 +1,101 @@
+package dashboard
+
+import (
+	"crypto/rand"
+	"net/http"
+
+	"github.com/momopay/momopay/internal/team"
+)
+
+type accountPage struct {
+	layout
+	Error  string // catalogue key or domain message
+	Fields map[string]string
+}
+
+func (d *Dashboard) handleAccount() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		d.render(w, r, http.StatusOK, "account", &accountPage{layout: layout{Title: "account.title", Nav: "account"}})
+	})
+}
+
+// handlePassword changes the user's own password after checking the
+// current one. Every session of the user ends (the store revokes them in
+// the same transaction); this browser gets a new one.
+func (d *Dashboard) handlePassword() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s := sessionOf(r)
+		again := func(status int, msg string, fields map[string]string) {
+			d.render(w, r, status, "account", &accountPage{layout: layout{Title: "account.title", Nav: "account"}, Error: msg, Fields: fields})
+		}
+		if !parseForm(w, r) {
+			again(http.StatusBadRequest, "form.fix", nil)
+			return
+		}
+		now := d.now()
+		u, err := d.accounts.CheckPassword(r.Context(), s.User.Email, r.PostForm.Get("current"))
+		if err != nil {
+			d.fail(w, r, err)
+			return
+		}
+		if u == nil || u.ID != s.User.ID {
+			again(http.StatusUnprocessableEntity, "account.wrong", map[string]string{"current": "account.wrong"})
+			return
+		}
+		err = d.accounts.SetPassword(r.Context(), s.MerchantID, s.User.ID, r.PostForm.Get("new"), now)
+		if msg, fields, ok := domainMessage(err); ok {
+			if f, ok := fields["password"]; ok {
+				fields = map[string]string{"new": f}
+			}
+			again(http.StatusUnprocessableEntity, msg, fields)
+			return
+		}
+		if err != nil {
+			d.fail(w, r, err)
+			return
+		}
+		d.Audit(r.Context(), team.ActionPassword, s.User.Email)
+		row := &team.Session{JTI: rand.Text(), UserID: s.User.ID, MerchantID: s.MerchantID,
+			CreatedAt: now, LastSeenAt: now, ExpiresAt: now.Add(AbsoluteLifetime)}
+		if err := d.sessions.Start(r.Context(), *row); err != nil {
+			d.fail(w, r, err)
+			return
+		}
+		if err := d.issue(w, row, &s.User, now); err != nil {
+			d.fail(w, r, err)
+			return
+		}
+		d.redirectWithFlash(w, r, "/account", "account.changed", "")
+	})
+}
+
+// handleLanguage saves the user's language ("" follows the browser) and
+// returns to the page the switch was on.
+func (d *Dashboard) handleLanguage() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s := sessionOf(r)
+		if !parseForm(w, r) {
+			d.notFound(w, r)
+			return
+		}
+		lang := r.PostForm.Get("language")
+		if team.CheckLanguage(lang) != "" {
+			lang = ""
+		}
+		if err := d.accounts.SetLanguage(r.Context(), s.MerchantID, s.User.ID, lang); err != nil {
+			d.fail(w, r, err)
+			return
+		}
+		back := r.PostForm.Get("return")
+		if !localPath(back) {
+			back = "/account"
+		}
+		d.redirectWithFlash(w, r, back, "account.langsaved", "")
+	})
+}
+
+// localPath admits only a path of this site ("/keys"), never another
+// site ("//evil.example", "https://...").
+func localPath(p string) bool {
+	return len(p) > 0 && len(p) < 512 && p[0] == '/' && (len(p) == 1 || (p[1] != '/' && p[1] != '\\'))
+}

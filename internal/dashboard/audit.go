@@ -1,0 +1,43 @@
+package dashboard
+
+import (
+	"net/http"
+	"time"
+
+	"github.com/momopay/momopay/internal/team"
+)
+
+// auditPageSize is how many entries one page of the log shows.
+const auditPageSize = 50
+
+type auditPage struct {
+	layout
+	Entries []team.AuditEntry
+	// Older is the query of the next page ("" on the last).
+	Older string
+}
+
+// handleAudit lists the log newest first, a page at a time: ?before=TIME
+// and ?id=ID continue after the last entry shown.
+func (d *Dashboard) handleAudit() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		q := r.URL.Query()
+		before, _ := time.Parse(time.RFC3339Nano, q.Get("before"))
+		id := q.Get("id")
+		if len(id) > 64 {
+			id = ""
+		}
+		entries, err := d.auditLog.List(r.Context(), sessionOf(r).MerchantID, before, id, auditPageSize+1)
+		if err != nil {
+			d.fail(w, r, err)
+			return
+		}
+		p := &auditPage{layout: layout{Title: "audit.title", Nav: "audit"}, Entries: entries}
+		if len(entries) > auditPageSize {
+			p.Entries = entries[:auditPageSize]
+			last := p.Entries[auditPageSize-1]
+			p.Older = "before=" + last.At.UTC().Format(time.RFC3339Nano) + "&id=" + last.ID
+		}
+		d.render(w, r, http.StatusOK, "audit", p)
+	})
+}

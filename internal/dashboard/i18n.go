@@ -1,0 +1,323 @@
+package dashboard
+
+import (
+	"fmt"
+	"net/http"
+	"strings"
+)
+
+// Languages the dashboard speaks; English is the default.
+const (
+	english = "en"
+	french  = "fr"
+)
+
+// langCookie remembers the choice made on the sign-in page, before there
+// is a user to remember it for.
+const langCookie = "momopay_lang"
+
+// language chooses the page's language: the user's saved choice, then the
+// sign-in page's cookie, then the browser's Accept-Language.
+func language(r *http.Request, saved string) string {
+	if saved == english || saved == french {
+		return saved
+	}
+	if c, err := r.Cookie(langCookie); err == nil && (c.Value == english || c.Value == french) {
+		return c.Value
+	}
+	return fromAcceptLanguage(r.Header.Get("Accept-Language"))
+}
+
+// fromAcceptLanguage picks French or English by the highest-weighted of
+// the two in an Accept-Language header.
+func fromAcceptLanguage(header string) string {
+	best, bestQ := english, -1.0
+	for part := range strings.SplitSeq(header, ",") {
+		tag, params, _ := strings.Cut(strings.TrimSpace(part), ";")
+		q := 1.0
+		if v, ok := strings.CutPrefix(strings.TrimSpace(params), "q="); ok {
+			if _, err := fmt.Sscanf(v, "%g", &q); err != nil {
+				continue
+			}
+		}
+		base, _, _ := strings.Cut(strings.ToLower(tag), "-")
+		if (base == english || base == french) && q > bestQ {
+			best, bestQ = base, q
+		}
+	}
+	return best
+}
+
+// translate returns the text of key in lang, falling back to English and
+// then to the key itself (which the test of the catalogue forbids).
+func translate(lang, key string, args ...any) string {
+	msg, ok := messages[lang][key]
+	if !ok {
+		msg, ok = messages[english][key]
+	}
+	if !ok {
+		return key
+	}
+	if len(args) > 0 {
+		return fmt.Sprintf(msg, args...)
+	}
+	return msg
+}
+
+// messages is the catalogue: every key in English and in French. A page
+// adds its keys to both maps (a test checks that they match, and that
+// every key a template uses is here).
+var messages = map[string]map[string]string{
+	english: {
+		"app.name":             "momopay",
+		"lang.en":              "English",
+		"lang.fr":              "Français",
+		"lang.switch":          "Language",
+		"nav.overview":         "Overview",
+		"nav.transactions":     "Transactions",
+		"nav.keys":             "API keys",
+		"nav.webhooks":         "Webhooks",
+		"nav.reconciliation":   "Reconciliation",
+		"nav.phone":            "Sandbox phone",
+		"nav.team":             "Team",
+		"nav.audit":            "Audit log",
+		"nav.account":          "Account",
+		"nav.signout":          "Sign out",
+		"nav.menu":             "Menu",
+		"nav.skip":             "Skip to content",
+		"mode.sandbox":         "Sandbox",
+		"mode.sandbox.note":    "Sandbox mode: payments are simulated, no money moves.",
+		"role.owner":           "Owner",
+		"role.developer":       "Developer",
+		"role.viewer":          "Viewer",
+		"common.save":          "Save",
+		"common.cancel":        "Cancel",
+		"common.created":       "Created",
+		"common.none":          "None yet.",
+		"common.never":         "Never",
+		"common.actions":       "Actions",
+		"common.email":         "Email",
+		"common.role":          "Role",
+		"common.status":        "Status",
+		"common.operator":      "Operator",
+		"common.amount":        "Amount",
+		"common.reference":     "Reference",
+		"common.when":          "When",
+		"common.back":          "Back",
+		"common.older":         "Older",
+		"common.copy":          "Copy",
+		"common.copied":        "Copied",
+		"common.you":           "you",
+		"error.title":          "Something went wrong",
+		"error.body":           "An internal error occurred. If it happens again, quote this request id:",
+		"notfound.title":       "Not found",
+		"notfound.body":        "This page does not exist, or it belongs to another account.",
+		"forbidden.title":      "Not allowed",
+		"forbidden.body":       "Your role does not allow this action. Ask an owner of this account.",
+		"form.fix":             "Please correct the fields below.",
+		"login.title":          "Sign in",
+		"login.heading":        "Sign in to your dashboard",
+		"login.email":          "Email",
+		"login.password":       "Password",
+		"login.submit":         "Sign in",
+		"login.failed":         "Wrong email or password.",
+		"login.throttled":      "Too many attempts. Wait a minute and try again.",
+		"login.signedout":      "You are signed out.",
+		"login.expired":        "Your session ended. Please sign in again.",
+		"overview.title":       "Overview",
+		"overview.today":       "Collected today",
+		"overview.week":        "Last 7 days",
+		"overview.success":     "Success rate (7 days)",
+		"overview.count":       "%d payments",
+		"overview.bystatus":    "By status (7 days)",
+		"overview.byoperator":  "By operator (7 days)",
+		"overview.chart":       "Collected per day, last 7 days",
+		"overview.latest":      "Latest transactions",
+		"overview.alerts":      "Needs attention",
+		"overview.undelivered": "%d webhook deliveries could not be delivered.",
+		"overview.cases":       "%d reconciliation cases are open.",
+		"overview.allgood":     "Nothing needs attention.",
+		"overview.all":         "See all transactions",
+		"overview.nodata":      "No payments yet.",
+		"keys.title":           "API keys",
+		"keys.intro":           "Your server sends an API key with every request to /v1. A key is shown once, when it is created.",
+		"keys.create":          "Create a key",
+		"keys.prefix":          "Key",
+		"keys.lastused":        "Last used",
+		"keys.revoked":         "Revoked",
+		"keys.active":          "Active",
+		"keys.revoke":          "Revoke",
+		"keys.new.title":       "Your new API key",
+		"keys.new.warning":     "Copy this key now and keep it somewhere safe. It will not be shown again.",
+		"keys.new.done":        "I have copied it",
+		"keys.revoke.title":    "Revoke this API key?",
+		"keys.revoke.body":     "Requests made with %s will be refused at once. This cannot be undone.",
+		"keys.revoke.confirm":  "Revoke the key",
+		"keys.revoked.flash":   "The key was revoked.",
+		"team.title":           "Team",
+		"team.add":             "Add a user",
+		"team.password":        "Initial password",
+		"team.password.help":   "12 to 72 characters. Give it to them privately; they can change it.",
+		"team.changerole":      "Change role",
+		"team.remove":          "Remove",
+		"team.remove.title":    "Remove this user?",
+		"team.remove.body":     "%s will be signed out everywhere and can no longer sign in.",
+		"team.remove.confirm":  "Remove the user",
+		"team.added":           "The user was added.",
+		"team.removed":         "The user was removed.",
+		"team.rolechanged":     "The role was changed.",
+		"team.roles.help":      "Owner: everything, the team included. Developer: keys, webhooks, transactions, sandbox phone. Viewer: read only.",
+		"audit.title":          "Audit log",
+		"audit.intro":          "Who did what in this account. Entries cannot be changed or deleted.",
+		"audit.who":            "Who",
+		"audit.action":         "Action",
+		"audit.target":         "Target",
+		"audit.address":        "Address",
+		"account.title":        "Account",
+		"account.password":     "Change your password",
+		"account.current":      "Current password",
+		"account.new":          "New password",
+		"account.changed":      "Your password was changed. Your other sessions were signed out.",
+		"account.wrong":        "The current password is wrong.",
+		"account.language":     "Language",
+		"account.lang.auto":    "As my browser",
+		"account.langsaved":    "Your language was saved.",
+		"status.PENDING":       "Pending",
+		"status.SUCCESS":       "Succeeded",
+		"status.FAILED":        "Failed",
+		"status.TIMEOUT":       "Timed out",
+		"status.EXPIRED":       "Expired",
+	},
+	french: {
+		"app.name":             "momopay",
+		"lang.en":              "English",
+		"lang.fr":              "Français",
+		"lang.switch":          "Langue",
+		"nav.overview":         "Vue d'ensemble",
+		"nav.transactions":     "Transactions",
+		"nav.keys":             "Clés d'API",
+		"nav.webhooks":         "Webhooks",
+		"nav.reconciliation":   "Rapprochement",
+		"nav.phone":            "Téléphone de test",
+		"nav.team":             "Équipe",
+		"nav.audit":            "Journal d'audit",
+		"nav.account":          "Compte",
+		"nav.signout":          "Se déconnecter",
+		"nav.menu":             "Menu",
+		"nav.skip":             "Aller au contenu",
+		"mode.sandbox":         "Bac à sable",
+		"mode.sandbox.note":    "Mode bac à sable : les paiements sont simulés, aucun argent ne circule.",
+		"role.owner":           "Propriétaire",
+		"role.developer":       "Développeur",
+		"role.viewer":          "Lecteur",
+		"common.save":          "Enregistrer",
+		"common.cancel":        "Annuler",
+		"common.created":       "Créée le",
+		"common.none":          "Rien pour l'instant.",
+		"common.never":         "Jamais",
+		"common.actions":       "Actions",
+		"common.email":         "E-mail",
+		"common.role":          "Rôle",
+		"common.status":        "Statut",
+		"common.operator":      "Opérateur",
+		"common.amount":        "Montant",
+		"common.reference":     "Référence",
+		"common.when":          "Date",
+		"common.back":          "Retour",
+		"common.older":         "Plus anciens",
+		"common.copy":          "Copier",
+		"common.copied":        "Copié",
+		"common.you":           "vous",
+		"error.title":          "Une erreur est survenue",
+		"error.body":           "Une erreur interne est survenue. Si elle se reproduit, indiquez cet identifiant de requête :",
+		"notfound.title":       "Introuvable",
+		"notfound.body":        "Cette page n'existe pas, ou elle appartient à un autre compte.",
+		"forbidden.title":      "Action non autorisée",
+		"forbidden.body":       "Votre rôle ne permet pas cette action. Demandez à un propriétaire du compte.",
+		"form.fix":             "Veuillez corriger les champs ci-dessous.",
+		"login.title":          "Connexion",
+		"login.heading":        "Connectez-vous à votre tableau de bord",
+		"login.email":          "E-mail",
+		"login.password":       "Mot de passe",
+		"login.submit":         "Se connecter",
+		"login.failed":         "E-mail ou mot de passe incorrect.",
+		"login.throttled":      "Trop de tentatives. Patientez une minute puis réessayez.",
+		"login.signedout":      "Vous êtes déconnecté.",
+		"login.expired":        "Votre session a pris fin. Veuillez vous reconnecter.",
+		"overview.title":       "Vue d'ensemble",
+		"overview.today":       "Encaissé aujourd'hui",
+		"overview.week":        "7 derniers jours",
+		"overview.success":     "Taux de réussite (7 jours)",
+		"overview.count":       "%d paiements",
+		"overview.bystatus":    "Par statut (7 jours)",
+		"overview.byoperator":  "Par opérateur (7 jours)",
+		"overview.chart":       "Encaissé par jour, 7 derniers jours",
+		"overview.latest":      "Dernières transactions",
+		"overview.alerts":      "À traiter",
+		"overview.undelivered": "%d livraisons de webhook n'ont pas pu être livrées.",
+		"overview.cases":       "%d cas de rapprochement sont ouverts.",
+		"overview.allgood":     "Rien à traiter.",
+		"overview.all":         "Voir toutes les transactions",
+		"overview.nodata":      "Aucun paiement pour l'instant.",
+		"keys.title":           "Clés d'API",
+		"keys.intro":           "Votre serveur envoie une clé d'API avec chaque requête vers /v1. Une clé n'est affichée qu'une fois, à sa création.",
+		"keys.create":          "Créer une clé",
+		"keys.prefix":          "Clé",
+		"keys.lastused":        "Dernière utilisation",
+		"keys.revoked":         "Révoquée",
+		"keys.active":          "Active",
+		"keys.revoke":          "Révoquer",
+		"keys.new.title":       "Votre nouvelle clé d'API",
+		"keys.new.warning":     "Copiez cette clé maintenant et conservez-la en lieu sûr. Elle ne sera plus affichée.",
+		"keys.new.done":        "Je l'ai copiée",
+		"keys.revoke.title":    "Révoquer cette clé d'API ?",
+		"keys.revoke.body":     "Les requêtes faites avec %s seront refusées immédiatement. C'est irréversible.",
+		"keys.revoke.confirm":  "Révoquer la clé",
+		"keys.revoked.flash":   "La clé a été révoquée.",
+		"team.title":           "Équipe",
+		"team.add":             "Ajouter un utilisateur",
+		"team.password":        "Mot de passe initial",
+		"team.password.help":   "12 à 72 caractères. Transmettez-le en privé ; il pourra être changé.",
+		"team.changerole":      "Changer le rôle",
+		"team.remove":          "Retirer",
+		"team.remove.title":    "Retirer cet utilisateur ?",
+		"team.remove.body":     "%s sera déconnecté partout et ne pourra plus se connecter.",
+		"team.remove.confirm":  "Retirer l'utilisateur",
+		"team.added":           "L'utilisateur a été ajouté.",
+		"team.removed":         "L'utilisateur a été retiré.",
+		"team.rolechanged":     "Le rôle a été changé.",
+		"team.roles.help":      "Propriétaire : tout, y compris l'équipe. Développeur : clés, webhooks, transactions, téléphone de test. Lecteur : lecture seule.",
+		"audit.title":          "Journal d'audit",
+		"audit.intro":          "Qui a fait quoi sur ce compte. Les entrées ne peuvent être ni modifiées ni supprimées.",
+		"audit.who":            "Qui",
+		"audit.action":         "Action",
+		"audit.target":         "Cible",
+		"audit.address":        "Adresse",
+		"account.title":        "Compte",
+		"account.password":     "Changer votre mot de passe",
+		"account.current":      "Mot de passe actuel",
+		"account.new":          "Nouveau mot de passe",
+		"account.changed":      "Votre mot de passe a été changé. Vos autres sessions ont été fermées.",
+		"account.wrong":        "Le mot de passe actuel est incorrect.",
+		"account.language":     "Langue",
+		"account.lang.auto":    "Comme mon navigateur",
+		"account.langsaved":    "Votre langue a été enregistrée.",
+		"status.PENDING":       "En attente",
+		"status.SUCCESS":       "Réussi",
+		"status.FAILED":        "Échoué",
+		"status.TIMEOUT":       "Délai dépassé",
+		"status.EXPIRED":       "Expiré",
+	},
+}
+
+// addMessages merges a page's own catalogue into messages; a file that
+// adds pages calls it from init with its English and French keys, so that
+// pages added side by side do not edit one shared map.
+func addMessages(en, fr map[string]string) {
+	for k, v := range en {
+		messages[english][k] = v
+	}
+	for k, v := range fr {
+		messages[french][k] = v
+	}
+}

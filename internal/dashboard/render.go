@@ -1,0 +1,200 @@
+package dashboard
+
+import (
+	"bytes"
+	"embed"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"html/template"
+	"io/fs"
+	"net/http"
+	"strings"
+
+	"github.com/momopay/momopay/internal/payment"
+	"github.com/momopay/momopay/internal/team"
+)
+
+//go:embed templates
+var templateFS embed.FS
+
+// layout is what every page shows around its own content. Each page
+// struct embeds it; render fills it in from the request's session.
+type layout struct {
+	Lang      string
+	Title     string // a catalogue key
+	User      *team.User
+	Merchant  string // the merchant's name
+	Sandbox   bool
+	Flash     string // a catalogue key
+	FlashArg  string
+	RequestID string
+	// Nav is the current section ("overview", "keys", ...), to mark the
+	// menu.
+	Nav string
+	// Path is the page's own path, for the language switch to return to.
+	Path string
+}
+
+func (l *layout) base() *layout { return l }
+
+// T translates a catalogue key into the page's language.
+func (l *layout) T(key string, args ...any) string { return translate(l.Lang, key, args...) }
+
+// Can reports whether the signed-in user's role grants a permission
+// ("keys:write", ...); templates use it to hide what the user may not do,
+// and the routes refuse it whatever the page shows.
+func (l *layout) Can(p string) bool { return l.User != nil && l.User.Role.Can(team.Permission(p)) }
+
+// Status is a transaction status's name in the page's language.
+func (l *layout) Status(s payment.Status) string { return l.T("status." + string(s)) }
+
+// RoleName is a role's name in the page's language.
+func (l *layout) RoleName(r team.Role) string { return l.T("role." + string(r)) }
+
+// page is any typed page struct: one that embeds layout.
+type page interface{ base() *layout }
+
+// renderer holds every page's template, parsed once at start: each page
+// file is parsed on a copy of layout.html and defines "main".
+type renderer struct {
+	pages map[string]*template.Template
+}
+
+func newRenderer(a *assets) (*renderer, error) {
+	funcs := template.FuncMap{
+		"asset": a.url,
+		"fcfa":  fcfa,
+		"when":  when,
+		"whenp": whenPtr,
+	}
+	base, err := template.New("layout.html").Funcs(funcs).ParseFS(templateFS, "templates/layout.html", "templates/partials/*.html")
+	if err != nil {
+		return nil, err
+	}
+	names, err := fs.Glob(templateFS, "templates/*.html")
+	if err != nil {
+		return nil, err
+	}
+	r := &renderer{pages: map[string]*template.Template{}}
+	for _, p := range names {
+		name := strings.TrimSuffix(strings.TrimPrefix(p, "templates/"), ".html")
+		if name == "layout" {
+			continue
+		}
+		t, err := template.Must(base.Clone()).ParseFS(templateFS, p)
+		if err != nil {
+			return nil, fmt.Errorf("template %s: %w", p, err)
+		}
+		r.pages[name] = t
+	}
+	return r, nil
+}
+
+// render writes a page with status. It fills the layout from the request
+// (language, user, flash, sandbox flag) before executing the template
+// into a buffer, so a template error becomes the error page, not half a
+// page. Every page is sent with Cache-Control: no-store: after sign-out
+// the back button shows nothing.
+func (d *Dashboard) render(w http.ResponseWriter, r *http.Request, status int, name string, p page) {
+	l := p.base()
+	s := sessionOf(r)
+	if s != nil {
+		l.User = &s.User
+		l.Merchant = s.MerchantName
+	}
+	saved := ""
+	if l.User != nil {
+		saved = l.User.Language
+	}
+	l.Lang = language(r, saved)
+	l.Sandbox = d.sandbox
+	l.RequestID = w.Header().Get("X-Request-Id")
+	l.Path = r.URL.Path
+	if l.Flash == "" {
+		l.Flash, l.FlashArg = takeFlash(w, r)
+	}
+	t, ok := d.pages.pages[name]
+	if !ok {
+		d.fail(w, r, fmt.Errorf("no template %q", name))
+		return
+	}
+	var buf bytes.Buffer
+	if err := t.ExecuteTemplate(&buf, "layout.html", p); err != nil {
+		d.fail(w, r, fmt.Errorf("render %s: %w", name, err))
+		return
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	w.Write(buf.Bytes())
+}
+
+// messagePage is the page of the error, not-found and forbidden answers.
+type messagePage struct {
+	layout
+	Heading string // catalogue keys
+	Body    string
+}
+
+// fail answers an error: a domain "not found" is the 404 page, anything
+// unexpected is logged with the request id and shown as that id only.
+func (d *Dashboard) fail(w http.ResponseWriter, r *http.Request, err error) {
+	if e, ok := errors.AsType[*payment.Error](err); ok && e.Code == payment.ENOTFOUND {
+		d.notFound(w, r)
+		return
+	}
+	d.log.Error("internal error", "request_id", w.Header().Get("X-Request-Id"), "method", r.Method, "path", r.URL.Path, "err", err)
+	p := &messagePage{layout: layout{Title: "error.title"}, Heading: "error.title", Body: "error.body"}
+	if name := "message"; d.pages.pages[name] != nil {
+		var buf bytes.Buffer
+		p.Lang = language(r, "")
+		p.RequestID = w.Header().Get("X-Request-Id")
+		if d.pages.pages[name].ExecuteTemplate(&buf, "layout.html", p) == nil {
+			w.Header().Set("Content-Type", "text/html; charset=utf-8")
+			w.Header().Set("Cache-Control", "no-store")
+			w.WriteHeader(http.StatusInternalServerError)
+			w.Write(buf.Bytes())
+			return
+		}
+	}
+	http.Error(w, "internal error, request id "+w.Header().Get("X-Request-Id"), http.StatusInternalServerError)
+}
+
+// notFound is the 404 page, the answer for another merchant's ids too.
+func (d *Dashboard) notFound(w http.ResponseWriter, r *http.Request) {
+	d.render(w, r, http.StatusNotFound, "message", &messagePage{layout: layout{Title: "notfound.title"}, Heading: "notfound.title", Body: "notfound.body"})
+}
+
+// forbidden is the 403 page for an action the user's role does not grant.
+func (d *Dashboard) forbidden(w http.ResponseWriter, r *http.Request) {
+	d.render(w, r, http.StatusForbidden, "message", &messagePage{layout: layout{Title: "forbidden.title"}, Heading: "forbidden.title", Body: "forbidden.body"})
+}
+
+// flashCookie carries a catalogue key (and one argument) across the 303
+// that follows a successful form; never a secret.
+const flashCookie = "momopay_flash"
+
+func (d *Dashboard) redirectWithFlash(w http.ResponseWriter, r *http.Request, to, key, arg string) {
+	http.SetCookie(w, &http.Cookie{Name: flashCookie, Value: encodeFlash(key, arg), Path: "/", HttpOnly: true, Secure: true, SameSite: http.SameSiteStrictMode})
+	http.Redirect(w, r, to, http.StatusSeeOther)
+}
+
+func encodeFlash(key, arg string) string {
+	return base64.RawURLEncoding.EncodeToString([]byte(key)) + "." + base64.RawURLEncoding.EncodeToString([]byte(arg))
+}
+
+func takeFlash(w http.ResponseWriter, r *http.Request) (key, arg string) {
+	c, err := r.Cookie(flashCookie)
+	if err != nil {
+		return "", ""
+	}
+	http.SetCookie(w, &http.Cookie{Name: flashCookie, Value: "", Path: "/", MaxAge: -1, HttpOnly: true, Secure: true, SameSite: http.SameSiteStrictMode})
+	k, a, _ := strings.Cut(c.Value, ".")
+	kb, err1 := base64.RawURLEncoding.DecodeString(k)
+	ab, err2 := base64.RawURLEncoding.DecodeString(a)
+	if _, ok := messages[english][string(kb)]; !ok || err1 != nil || err2 != nil {
+		return "", ""
+	}
+	return string(kb), string(ab)
+}

@@ -1,0 +1,197 @@
+package dashboard
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/momopay/momopay/internal/team"
+)
+
+// Config carries the dashboard's collaborators; internal/app wires them.
+type Config struct {
+	Accounts Accounts
+	Sessions Sessions
+	AuditLog AuditLog
+	Keys     Keys
+	Team     Team
+	Figures  Figures
+	// The transaction, webhook, reconciliation and sandbox phone pages.
+	Payments Payments
+	Records  TransactionRecords
+	Webhooks Webhooks
+	Cases    Cases
+	Phone    Phone
+	// Secret signs session tokens: at least MinSecretBytes.
+	Secret []byte
+	// Sandbox shows the sandbox banner and the sandbox-only pages.
+	Sandbox bool
+	Now     func() time.Time
+	Logger  *slog.Logger
+}
+
+// Dashboard is the merchants' web interface: sign-in and the pages.
+type Dashboard struct {
+	accounts Accounts
+	sessions Sessions
+	auditLog AuditLog
+	keys     Keys
+	team     Team
+	figures  Figures
+	payments Payments
+	records  TransactionRecords
+	webhooks Webhooks
+	cases    Cases
+	phone    Phone
+	secret   []byte
+	sandbox  bool
+	now      func() time.Time
+	log      *slog.Logger
+
+	pages  *renderer
+	assets *assets
+	// byAccount and byAddress throttle failed sign-ins per email and per
+	// client address.
+	byAccount *throttle
+	byAddress *throttle
+	csrf      *http.CrossOriginProtection
+}
+
+// New parses every template and checks the configuration.
+func New(cfg Config) (*Dashboard, error) {
+	if len(cfg.Secret) < MinSecretBytes {
+		return nil, fmt.Errorf("the session secret must be at least %d bytes", MinSecretBytes)
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	a, err := loadAssets()
+	if err != nil {
+		return nil, err
+	}
+	r, err := newRenderer(a)
+	if err != nil {
+		return nil, err
+	}
+	d := &Dashboard{
+		accounts: cfg.Accounts, sessions: cfg.Sessions, auditLog: cfg.AuditLog, keys: cfg.Keys, team: cfg.Team,
+		figures: cfg.Figures, payments: cfg.Payments, records: cfg.Records, webhooks: cfg.Webhooks, cases: cfg.Cases, phone: cfg.Phone, secret: cfg.Secret, sandbox: cfg.Sandbox, now: cfg.Now, log: cfg.Logger,
+		pages: r, assets: a,
+		byAccount: newThrottle(30*time.Second, 10),
+		byAddress: newThrottle(3*time.Second, 30),
+		csrf:      http.NewCrossOriginProtection(),
+	}
+	d.csrf.SetDenyHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		writeProblem(w, http.StatusForbidden, "FORBIDDEN", "cross-origin request refused")
+	}))
+	return d, nil
+}
+
+// Register adds every dashboard route to mux, the service's one mux,
+// whose middleware gives each request its id, log line and recovery.
+//
+// Every route of the dashboard is listed here, with the permission it
+// needs: signedIn admits any signed-in user, need(p) only roles granting
+// p. Each handler is wrapped in secure (headers and CSRF refusal).
+func (d *Dashboard) Register(mux *http.ServeMux) {
+	handle := func(pattern string, h http.Handler) { mux.Handle(pattern, d.secure(h)) }
+
+	handle("GET /static/{file}", d.assets.handler())
+	handle("GET /login", d.handleLoginPage())
+	handle("POST /auth/login", d.handleLogin())
+	handle("POST /auth/logout", d.handleLogout())
+
+	handle("GET /{$}", d.need(team.Read, d.handleOverview()))
+
+	handle("GET /keys", d.need(team.Read, d.handleKeys()))
+	handle("POST /keys", d.need(team.ManageKeys, d.handleKeyCreate()))
+	handle("GET /keys/{id}/revoke", d.need(team.ManageKeys, d.handleKeyRevokeConfirm()))
+	handle("POST /keys/{id}/revoke", d.need(team.ManageKeys, d.handleKeyRevoke()))
+
+	handle("GET /transactions", d.need(team.Read, d.handleTransactions()))
+	handle("GET /transactions/export.csv", d.need(team.Read, d.handleExport()))
+	handle("GET /transactions/{id}", d.need(team.Read, d.handleTransaction()))
+
+	handle("GET /webhooks", d.need(team.Read, d.handleWebhooks()))
+	handle("POST /webhooks", d.need(team.ManageHooks, d.handleEndpointAdd()))
+	handle("POST /webhooks/{id}/enable", d.need(team.ManageHooks, d.handleEndpointSwitch(true)))
+	handle("POST /webhooks/{id}/disable", d.need(team.ManageHooks, d.handleEndpointSwitch(false)))
+	handle("POST /webhooks/{id}/rotate", d.need(team.ManageHooks, d.handleEndpointRotate()))
+	handle("POST /webhooks/{id}/test", d.need(team.ManageHooks, d.handleEndpointTest()))
+	handle("GET /webhooks/{id}/delete", d.need(team.ManageHooks, d.handleEndpointDeleteConfirm()))
+	handle("POST /webhooks/{id}/delete", d.need(team.ManageHooks, d.handleEndpointDelete()))
+	handle("GET /webhooks/deliveries", d.need(team.Read, d.handleDeliveries()))
+	handle("POST /webhooks/deliveries/{id}/resend", d.need(team.ManageHooks, d.handleResend()))
+	handle("POST /webhooks/resend-undelivered", d.need(team.ManageHooks, d.handleResendSince()))
+
+	handle("GET /reconciliation", d.need(team.Read, d.handleReconciliation()))
+	handle("POST /reconciliation/{id}/resolve", d.need(team.ManagePayment, d.handleCaseResolve()))
+
+	handle("GET /phone", d.need(team.ManagePayment, d.handlePhone()))
+	handle("POST /phone/{id}/answer", d.need(team.ManagePayment, d.handlePhoneAnswer()))
+
+	handle("GET /team", d.need(team.ManageTeam, d.handleTeam()))
+	handle("POST /team", d.need(team.ManageTeam, d.handleUserAdd()))
+	handle("POST /team/{id}/role", d.need(team.ManageTeam, d.handleUserRole()))
+	handle("GET /team/{id}/remove", d.need(team.ManageTeam, d.handleUserRemoveConfirm()))
+	handle("POST /team/{id}/remove", d.need(team.ManageTeam, d.handleUserRemove()))
+
+	handle("GET /audit", d.need(team.ReadAudit, d.handleAudit()))
+
+	handle("GET /account", d.signedIn(d.handleAccount()))
+	handle("POST /account/password", d.signedIn(d.handlePassword()))
+	handle("POST /account/language", d.signedIn(d.handleLanguage()))
+}
+
+// contentSecurityPolicy allows scripts, styles and images from this
+// origin only: no inline script, no inline style, no framing.
+const contentSecurityPolicy = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; " +
+	"connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
+
+// secure sets the security headers of every dashboard response and
+// refuses cross-origin unsafe requests (CSRF) with 403.
+func (d *Dashboard) secure(next http.Handler) http.Handler {
+	protected := d.csrf.Handler(next)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h := w.Header()
+		h.Set("Content-Security-Policy", contentSecurityPolicy)
+		h.Set("X-Frame-Options", "DENY")
+		h.Set("Referrer-Policy", "same-origin")
+		h.Set("X-Content-Type-Options", "nosniff")
+		protected.ServeHTTP(w, r)
+	})
+}
+
+// Audit records an action of the signed-in user on target (an id, an
+// email, a URL; never a secret) in the merchant's audit log. ctx is the
+// request's context inside signedIn, which says who and from where.
+// A failure to record is logged, and does not undo the action.
+func (d *Dashboard) Audit(ctx context.Context, action, target string) {
+	s, _ := ctx.Value(ctxSession).(*session)
+	if s == nil {
+		d.log.Error("audit outside a session", "action", action)
+		return
+	}
+	d.audit(ctx, team.AuditEntry{MerchantID: s.MerchantID, UserID: s.User.ID, Email: s.User.Email,
+		Action: action, Target: target, Address: s.Address, At: d.now()})
+}
+
+func (d *Dashboard) audit(ctx context.Context, e team.AuditEntry) {
+	if err := d.auditLog.Append(context.WithoutCancel(ctx), e); err != nil {
+		d.log.Error("audit log", "action", e.Action, "merchant_id", e.MerchantID, "err", err)
+	}
+}
+
+// AuditLog appends to and reads the audit log.
+type AuditLog interface {
+	Append(ctx context.Context, e team.AuditEntry) error
+	List(ctx context.Context, merchantID string, before time.Time, beforeID string, limit int) ([]team.AuditEntry, error)
+}
+
+var errBadForm = errors.New("unreadable form")

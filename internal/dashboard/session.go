@@ -1,0 +1,384 @@
+package dashboard
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"errors"
+	"io"
+	"mime"
+	"net"
+	"net/http"
+	"net/netip"
+	"strings"
+	"time"
+
+	"github.com/golang-jwt/jwt/v5"
+
+	"github.com/momopay/momopay/internal/payment"
+	"github.com/momopay/momopay/internal/team"
+)
+
+// Accounts is what signing in and the account page need of the users.
+type Accounts interface {
+	// CheckPassword returns the user whose email and password match, or
+	// nil (no error) for an unknown email or a wrong password alike.
+	CheckPassword(ctx context.Context, email, password string) (*team.User, error)
+	ByEmail(ctx context.Context, email string) (*team.User, error)
+	SetPassword(ctx context.Context, merchantID, userID, password string, now time.Time) error
+	SetLanguage(ctx context.Context, merchantID, userID, lang string) error
+}
+
+// Sessions keeps the sessions' rows, which every request checks.
+type Sessions interface {
+	Start(ctx context.Context, s team.Session) error
+	// Active returns the session and its user as they are now, or
+	// team.ErrNotFound when it is unknown, ended, or idle since before
+	// idleSince.
+	Active(ctx context.Context, jti string, now, idleSince time.Time) (*team.Session, *team.User, error)
+	Touch(ctx context.Context, jti string, now time.Time) error
+	End(ctx context.Context, jti string, now time.Time) error
+}
+
+// Session lifetimes: a session ends after IdleTimeout without a request,
+// and AbsoluteLifetime after sign-in whatever happens. The token is
+// re-issued (and the row's last_seen_at moved) at most once per
+// renewEvery, so a busy page costs one write a minute.
+const (
+	IdleTimeout      = 30 * time.Minute
+	AbsoluteLifetime = 12 * time.Hour
+	renewEvery       = time.Minute
+)
+
+// SessionCookie is the cookie that carries the session token.
+const SessionCookie = "momopay_session"
+
+// MinSecretBytes is the shortest signing secret accepted.
+const MinSecretBytes = 32
+
+// claims is the session token's payload (contract §5: merchant id, role,
+// permissions; plus the user, iat, exp and jti).
+type claims struct {
+	MerchantID  string            `json:"merchant_id"`
+	UserID      string            `json:"user_id"`
+	Role        team.Role         `json:"role"`
+	Permissions []team.Permission `json:"permissions"`
+	jwt.RegisteredClaims
+}
+
+// session is the signed-in request's identity, from the token checked
+// against its row. Handlers read it with sessionOf; the merchant id of
+// every query comes from here, never from a form or a URL.
+type session struct {
+	JTI          string
+	MerchantID   string
+	MerchantName string
+	User         team.User
+	// Address is the client's address, for the audit log.
+	Address string
+}
+
+type ctxKey int
+
+const ctxSession ctxKey = iota
+
+// sessionOf returns the request's session; nil outside signedIn.
+func sessionOf(r *http.Request) *session {
+	s, _ := r.Context().Value(ctxSession).(*session)
+	return s
+}
+
+// issue signs a token for the session and sets it as the cookie. It
+// expires IdleTimeout from now, or at the session's absolute end.
+func (d *Dashboard) issue(w http.ResponseWriter, s *team.Session, u *team.User, now time.Time) error {
+	exp := now.Add(IdleTimeout)
+	if s.ExpiresAt.Before(exp) {
+		exp = s.ExpiresAt
+	}
+	c := claims{
+		MerchantID: s.MerchantID, UserID: u.ID, Role: u.Role, Permissions: u.Role.Permissions(),
+		RegisteredClaims: jwt.RegisteredClaims{
+			ID: s.JTI, Subject: u.ID, IssuedAt: jwt.NewNumericDate(now), ExpiresAt: jwt.NewNumericDate(exp),
+		},
+	}
+	token, err := jwt.NewWithClaims(jwt.SigningMethodHS256, c).SignedString(d.secret)
+	if err != nil {
+		return err
+	}
+	http.SetCookie(w, &http.Cookie{
+		Name: SessionCookie, Value: token, Path: "/",
+		HttpOnly: true, Secure: true, SameSite: http.SameSiteStrictMode,
+	})
+	return nil
+}
+
+func clearSessionCookie(w http.ResponseWriter) {
+	http.SetCookie(w, &http.Cookie{Name: SessionCookie, Value: "", Path: "/", MaxAge: -1,
+		HttpOnly: true, Secure: true, SameSite: http.SameSiteStrictMode})
+}
+
+// parse checks a token's signature, algorithm and expiry.
+func (d *Dashboard) parse(token string) (*claims, error) {
+	var c claims
+	_, err := jwt.ParseWithClaims(token, &c, func(*jwt.Token) (any, error) { return d.secret, nil },
+		jwt.WithValidMethods([]string{jwt.SigningMethodHS256.Alg()}), jwt.WithExpirationRequired(),
+		jwt.WithIssuedAt(), jwt.WithTimeFunc(d.now))
+	if err != nil {
+		return nil, err
+	}
+	if c.ID == "" || c.MerchantID == "" || c.UserID == "" {
+		return nil, errors.New("session token lacks its ids")
+	}
+	return &c, nil
+}
+
+// current returns the request's live session, renewing its cookie when
+// due, or nil when there is none (no cookie, a bad token, an ended row).
+func (d *Dashboard) current(w http.ResponseWriter, r *http.Request) (*session, error) {
+	cookie, err := r.Cookie(SessionCookie)
+	if err != nil || cookie.Value == "" || len(cookie.Value) > 4096 {
+		return nil, nil
+	}
+	c, err := d.parse(cookie.Value)
+	if err != nil {
+		return nil, nil
+	}
+	now := d.now()
+	row, u, err := d.sessions.Active(r.Context(), c.ID, now, now.Add(-IdleTimeout))
+	if errors.Is(err, team.ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	if row.MerchantID != c.MerchantID || u.ID != c.UserID {
+		return nil, nil
+	}
+	// Renew while in use; at once when the role changed, so the token's
+	// claims say what the server enforces (from the row, not the token).
+	if now.Sub(c.IssuedAt.Time) >= renewEvery || c.Role != u.Role {
+		if err := d.sessions.Touch(r.Context(), row.JTI, now); err != nil {
+			return nil, err
+		}
+		if err := d.issue(w, row, u, now); err != nil {
+			return nil, err
+		}
+	}
+	return &session{JTI: row.JTI, MerchantID: row.MerchantID, MerchantName: row.MerchantName, User: *u,
+		Address: clientAddress(r)}, nil
+}
+
+// signedIn admits requests with a live session and gives handlers its
+// identity. Without one, a browser is sent to the sign-in page; a request
+// carrying an API key instead is refused with 401: keys are for /v1 only
+// (contract §5 rule 4).
+func (d *Dashboard) signedIn(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s, err := d.current(w, r)
+		if err != nil {
+			d.fail(w, r, err)
+			return
+		}
+		if s == nil {
+			if _, err := r.Cookie(SessionCookie); err == nil {
+				clearSessionCookie(w)
+			}
+			if r.Header.Get("Authorization") != "" {
+				writeProblem(w, http.StatusUnauthorized, "UNAUTHORIZED", "the dashboard takes a session cookie from POST /auth/login, not an API key")
+				return
+			}
+			http.Redirect(w, r, "/login", http.StatusSeeOther)
+			return
+		}
+		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), ctxSession, s)))
+	})
+}
+
+// need admits only users whose role grants p; it runs inside signedIn.
+func (d *Dashboard) need(p team.Permission, next http.Handler) http.Handler {
+	return d.signedIn(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !sessionOf(r).User.Role.Can(p) {
+			d.forbidden(w, r)
+			return
+		}
+		next.ServeHTTP(w, r)
+	}))
+}
+
+// loginPage is the sign-in form.
+type loginPage struct {
+	layout
+	Email   string
+	Message string // catalogue key of the error, if any
+}
+
+func (d *Dashboard) handleLoginPage() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if lang := r.URL.Query().Get("lang"); lang == english || lang == french {
+			http.SetCookie(w, &http.Cookie{Name: langCookie, Value: lang, Path: "/", MaxAge: 365 * 24 * 3600,
+				HttpOnly: true, Secure: true, SameSite: http.SameSiteLaxMode})
+			http.Redirect(w, r, "/login", http.StatusSeeOther)
+			return
+		}
+		if s, err := d.current(w, r); err == nil && s != nil {
+			http.Redirect(w, r, "/", http.StatusSeeOther)
+			return
+		}
+		d.render(w, r, http.StatusOK, "login", &loginPage{layout: layout{Title: "login.title"}})
+	})
+}
+
+// maxLoginBody bounds the sign-in request: an email and a password.
+const maxLoginBody = 4 << 10
+
+// handleLogin signs in with an email and a password, sent as JSON (200
+// and a small JSON body, or 401 in the contract's envelope) or from the
+// form (303 to the overview, or the form again with one message). An
+// unknown email and a wrong password get the same answer.
+func (d *Dashboard) handleLogin() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
+		asJSON := mt == "application/json"
+		if !asJSON && mt != "application/x-www-form-urlencoded" && mt != "multipart/form-data" {
+			writeProblem(w, http.StatusUnsupportedMediaType, "UNSUPPORTED_MEDIA_TYPE", "send the email and password as application/json or a form")
+			return
+		}
+		r.Body = http.MaxBytesReader(w, r.Body, maxLoginBody)
+		var in struct {
+			Email    string `json:"email"`
+			Password string `json:"password"`
+		}
+		if asJSON {
+			b, err := io.ReadAll(r.Body)
+			if err == nil {
+				err = json.Unmarshal(b, &in)
+			}
+			if err != nil {
+				writeProblem(w, http.StatusBadRequest, "VALIDATION_ERROR", "the body must be a JSON object with email and password")
+				return
+			}
+		} else {
+			if err := r.ParseForm(); err != nil {
+				writeProblem(w, http.StatusBadRequest, "VALIDATION_ERROR", "unreadable form")
+				return
+			}
+			in.Email, in.Password = r.PostForm.Get("email"), r.PostForm.Get("password")
+		}
+		email := team.NormalizeEmail(in.Email)
+		now, addr := d.now(), clientAddress(r)
+		refuse := func(status int, key, message string) {
+			if asJSON {
+				code := "UNAUTHORIZED"
+				if status == http.StatusTooManyRequests {
+					code = "RATE_LIMITED"
+					w.Header().Set("Retry-After", "60")
+				}
+				writeProblem(w, status, code, message)
+				return
+			}
+			d.render(w, r, status, "login", &loginPage{layout: layout{Title: "login.title"}, Email: email, Message: key})
+		}
+		if len(email) > 254 || len(in.Password) > 1024 {
+			refuse(http.StatusUnauthorized, "login.failed", "wrong email or password")
+			return
+		}
+		if d.byAddress.blocked(addr, now) || d.byAccount.blocked(email, now) {
+			refuse(http.StatusTooManyRequests, "login.throttled", "too many failed sign-ins; retry in a minute")
+			return
+		}
+		u, err := d.accounts.CheckPassword(r.Context(), email, in.Password)
+		if err != nil {
+			d.fail(w, r, err)
+			return
+		}
+		if u == nil {
+			d.byAddress.fail(addr, now)
+			d.byAccount.fail(email, now)
+			if known, err := d.accounts.ByEmail(r.Context(), email); err == nil {
+				d.audit(r.Context(), team.AuditEntry{MerchantID: known.MerchantID, Email: email,
+					Action: team.ActionSignInFailed, Target: email, Address: addr, At: now})
+			}
+			refuse(http.StatusUnauthorized, "login.failed", "wrong email or password")
+			return
+		}
+		row := &team.Session{JTI: rand.Text(), UserID: u.ID, MerchantID: u.MerchantID,
+			CreatedAt: now, LastSeenAt: now, ExpiresAt: now.Add(AbsoluteLifetime)}
+		if err := d.sessions.Start(r.Context(), *row); err != nil {
+			d.fail(w, r, err)
+			return
+		}
+		if err := d.issue(w, row, u, now); err != nil {
+			d.fail(w, r, err)
+			return
+		}
+		d.audit(r.Context(), team.AuditEntry{MerchantID: u.MerchantID, UserID: u.ID, Email: u.Email,
+			Action: team.ActionSignIn, Target: u.Email, Address: addr, At: now})
+		if !asJSON {
+			http.Redirect(w, r, "/", http.StatusSeeOther)
+			return
+		}
+		writeJSON(w, http.StatusOK, map[string]any{
+			"user":        map[string]any{"id": u.ID, "email": u.Email, "role": u.Role, "permissions": u.Role.Permissions()},
+			"merchant_id": u.MerchantID, "expires_at": row.ExpiresAt.UTC().Format(time.RFC3339),
+		})
+	})
+}
+
+// handleLogout ends the session on every instance at once and clears the
+// cookie. A JSON caller gets 200, a form 303 to the sign-in page.
+func (d *Dashboard) handleLogout() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s, err := d.current(w, r)
+		if err != nil {
+			d.fail(w, r, err)
+			return
+		}
+		if s != nil {
+			if err := d.sessions.End(r.Context(), s.JTI, d.now()); err != nil {
+				d.fail(w, r, err)
+				return
+			}
+			d.audit(r.Context(), team.AuditEntry{MerchantID: s.MerchantID, UserID: s.User.ID, Email: s.User.Email,
+				Action: team.ActionSignOut, Target: s.User.Email, Address: s.Address, At: d.now()})
+		}
+		clearSessionCookie(w)
+		if mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); mt == "application/json" || strings.Contains(r.Header.Get("Accept"), "application/json") {
+			writeJSON(w, http.StatusOK, map[string]string{"status": "signed_out"})
+			return
+		}
+		d.redirectWithFlash(w, r, "/login", "login.signedout", "")
+	})
+}
+
+// clientAddress is the request's remote IP without the port.
+func clientAddress(r *http.Request) string {
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		host = r.RemoteAddr
+	}
+	if a, err := netip.ParseAddr(host); err == nil {
+		return a.Unmap().String()
+	}
+	return host
+}
+
+// writeProblem answers in the contract's error envelope, as /v1 does.
+func writeProblem(w http.ResponseWriter, status int, code, message string) {
+	writeJSON(w, status, map[string]any{"error": map[string]any{"code": code, "message": message, "status": status}})
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	json.NewEncoder(w).Encode(v)
+}
+
+// domainMessage is the safe message of a domain error, and its fields.
+func domainMessage(err error) (string, map[string]string, bool) {
+	e, ok := errors.AsType[*payment.Error](err)
+	if !ok || e.Code == payment.EINTERNAL || e.Code == payment.ENOTFOUND {
+		return "", nil, false
+	}
+	return e.Message, e.Fields, true
+}

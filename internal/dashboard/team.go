@@ -1,0 +1,176 @@
+package dashboard
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"time"
+
+	"github.com/momopay/momopay/internal/payment"
+	"github.com/momopay/momopay/internal/team"
+)
+
+// Team manages a merchant's users. Every method is scoped to merchantID;
+// another merchant's user id is team.ErrNotFound.
+type Team interface {
+	List(ctx context.Context, merchantID string) ([]team.User, error)
+	User(ctx context.Context, merchantID, id string) (*team.User, error)
+	Add(ctx context.Context, merchantID, email string, role team.Role, password string, now time.Time) (*team.User, error)
+	SetRole(ctx context.Context, merchantID, id string, role team.Role) error
+	Remove(ctx context.Context, merchantID, id string) error
+}
+
+type teamPage struct {
+	layout
+	Users []team.User
+	Roles []team.Role
+	// The add form, refilled after a validation error.
+	Email  string
+	Role   team.Role
+	Error  string // the first problem, as the domain words it
+	Fields map[string]string
+}
+
+type userRemovePage struct {
+	layout
+	Member team.User
+}
+
+func (d *Dashboard) teamPage(r *http.Request) (*teamPage, error) {
+	users, err := d.team.List(r.Context(), sessionOf(r).MerchantID)
+	if err != nil {
+		return nil, err
+	}
+	return &teamPage{layout: layout{Title: "team.title", Nav: "team"}, Users: users, Roles: team.Roles, Role: team.Developer}, nil
+}
+
+func (d *Dashboard) handleTeam() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		p, err := d.teamPage(r)
+		if err != nil {
+			d.fail(w, r, err)
+			return
+		}
+		d.render(w, r, http.StatusOK, "team", p)
+	})
+}
+
+func (d *Dashboard) handleUserAdd() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !parseForm(w, r) {
+			d.render(w, r, http.StatusBadRequest, "message", &messagePage{layout: layout{Title: "error.title"}, Heading: "error.title", Body: "form.fix"})
+			return
+		}
+		s := sessionOf(r)
+		email, role := team.NormalizeEmail(r.PostForm.Get("email")), team.Role(r.PostForm.Get("role"))
+		u, err := d.team.Add(r.Context(), s.MerchantID, email, role, r.PostForm.Get("password"), d.now())
+		if msg, fields, ok := domainMessage(err); ok {
+			p, err := d.teamPage(r)
+			if err != nil {
+				d.fail(w, r, err)
+				return
+			}
+			p.Email, p.Role, p.Error, p.Fields = email, role, msg, fields
+			d.render(w, r, http.StatusUnprocessableEntity, "team", p)
+			return
+		}
+		if err != nil {
+			d.fail(w, r, err)
+			return
+		}
+		d.Audit(r.Context(), team.ActionUserAdded, u.Email+" ("+string(u.Role)+")")
+		d.redirectWithFlash(w, r, "/team", "team.added", "")
+	})
+}
+
+func (d *Dashboard) handleUserRole() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !parseForm(w, r) {
+			d.notFound(w, r)
+			return
+		}
+		s := sessionOf(r)
+		u, err := d.team.User(r.Context(), s.MerchantID, r.PathValue("id"))
+		if err != nil {
+			d.fail(w, r, err)
+			return
+		}
+		role := team.Role(r.PostForm.Get("role"))
+		err = d.team.SetRole(r.Context(), s.MerchantID, u.ID, role)
+		if msg, fields, ok := domainMessage(err); ok {
+			p, err := d.teamPage(r)
+			if err != nil {
+				d.fail(w, r, err)
+				return
+			}
+			p.Error, p.Fields = msg, fields
+			d.render(w, r, http.StatusUnprocessableEntity, "team", p)
+			return
+		}
+		if err != nil {
+			d.fail(w, r, err)
+			return
+		}
+		d.Audit(r.Context(), team.ActionRoleChanged, u.Email+": "+string(u.Role)+" → "+string(role))
+		d.redirectWithFlash(w, r, "/team", "team.rolechanged", "")
+	})
+}
+
+func (d *Dashboard) handleUserRemoveConfirm() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		u, err := d.team.User(r.Context(), sessionOf(r).MerchantID, r.PathValue("id"))
+		if err != nil {
+			d.fail(w, r, err)
+			return
+		}
+		d.render(w, r, http.StatusOK, "user_remove", &userRemovePage{layout: layout{Title: "team.remove.title", Nav: "team"}, Member: *u})
+	})
+}
+
+func (d *Dashboard) handleUserRemove() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s := sessionOf(r)
+		u, err := d.team.User(r.Context(), s.MerchantID, r.PathValue("id"))
+		if err != nil {
+			d.fail(w, r, err)
+			return
+		}
+		err = d.team.Remove(r.Context(), s.MerchantID, u.ID)
+		if msg, fields, ok := domainMessage(err); ok {
+			p, err := d.teamPage(r)
+			if err != nil {
+				d.fail(w, r, err)
+				return
+			}
+			p.Error, p.Fields = msg, fields
+			d.render(w, r, http.StatusUnprocessableEntity, "team", p)
+			return
+		}
+		if err != nil {
+			d.fail(w, r, err)
+			return
+		}
+		d.Audit(r.Context(), team.ActionUserRemoved, u.Email)
+		if u.ID == s.User.ID {
+			clearSessionCookie(w)
+			http.Redirect(w, r, "/login", http.StatusSeeOther)
+			return
+		}
+		d.redirectWithFlash(w, r, "/team", "team.removed", "")
+	})
+}
+
+// maxForm bounds a dashboard form's body.
+const maxForm = 64 << 10
+
+// parseForm reads a bounded form body; false when it cannot.
+func parseForm(w http.ResponseWriter, r *http.Request) bool {
+	r.Body = http.MaxBytesReader(w, r.Body, maxForm)
+	return r.ParseForm() == nil
+}
+
+// isNotFound reports a domain not-found error.
+func isNotFound(err error) bool {
+	e, ok := errors.AsType[*payment.Error](err)
+	return ok && e.Code == payment.ENOTFOUND
+}

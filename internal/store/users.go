@@ -1,0 +1,236 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"time"
+
+	"github.com/google/uuid"
+	"golang.org/x/crypto/bcrypt"
+
+	"github.com/momopay/momopay/internal/payment"
+	"github.com/momopay/momopay/internal/team"
+)
+
+// Users stores the people who sign in to merchants' dashboards.
+type Users struct{ db *DB }
+
+// NewUsers returns the user store.
+func NewUsers(db *DB) *Users { return &Users{db: db} }
+
+const userColumns = `id, merchant_id, email, role, language, created_at`
+
+func scanUser(row interface{ Scan(...any) error }, extra ...any) (*team.User, error) {
+	var u team.User
+	var created Timestamp
+	err := row.Scan(append([]any{&u.ID, &u.MerchantID, &u.Email, &u.Role, &u.Language, &created}, extra...)...)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, team.ErrNotFound
+	}
+	if err != nil {
+		return nil, err
+	}
+	u.CreatedAt = created.Time
+	return &u, nil
+}
+
+// Add creates a user of a merchant. The rules are team.ValidateNew's; the
+// password is kept only as a bcrypt hash.
+func (s *Users) Add(ctx context.Context, merchantID, email string, role team.Role, password string, now time.Time) (*team.User, error) {
+	email = team.NormalizeEmail(email)
+	if err := team.ValidateNew(email, role, password); err != nil {
+		return nil, err
+	}
+	hash, err := bcrypt.GenerateFromPassword([]byte(password), bcrypt.DefaultCost)
+	if err != nil {
+		return nil, err
+	}
+	u := &team.User{ID: uuid.NewString(), MerchantID: merchantID, Email: email, Role: role, CreatedAt: now.UTC().Truncate(time.Microsecond)}
+	err = s.db.InTx(ctx, func(tx *sql.Tx) error { return insertUser(ctx, s.db, tx, u, string(hash)) })
+	if err != nil {
+		return nil, err
+	}
+	return u, nil
+}
+
+func insertUser(ctx context.Context, db *DB, tx *sql.Tx, u *team.User, hash string) error {
+	_, err := tx.ExecContext(ctx, `INSERT INTO users (id, merchant_id, email, password_hash, role, language, created_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7)`, u.ID, u.MerchantID, u.Email, hash, string(u.Role), u.Language, db.Time(u.CreatedAt))
+	if IsUniqueViolation(err, "email") {
+		return team.ErrEmailTaken
+	}
+	return err
+}
+
+// List returns a merchant's users, oldest first.
+func (s *Users) List(ctx context.Context, merchantID string) ([]team.User, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT `+userColumns+` FROM users WHERE merchant_id = $1 ORDER BY created_at, id`, merchantID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := []team.User{}
+	for rows.Next() {
+		u, err := scanUser(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, *u)
+	}
+	return out, rows.Err()
+}
+
+// User returns one user of a merchant, or team.ErrNotFound.
+func (s *Users) User(ctx context.Context, merchantID, id string) (*team.User, error) {
+	if !payment.ValidID(id) {
+		return nil, team.ErrNotFound
+	}
+	return scanUser(s.db.QueryRowContext(ctx, `SELECT `+userColumns+` FROM users WHERE merchant_id = $1 AND id = $2`, merchantID, id))
+}
+
+// ByEmail returns the user with that email in any merchant (a sign-in
+// names no merchant), or team.ErrNotFound.
+func (s *Users) ByEmail(ctx context.Context, email string) (*team.User, error) {
+	return scanUser(s.db.QueryRowContext(ctx, `SELECT `+userColumns+` FROM users WHERE email = $1`, team.NormalizeEmail(email)))
+}
+
+// dummyHash is compared against when the email is unknown, so that an
+// unknown email and a wrong password take the same time.
+var dummyHash, _ = bcrypt.GenerateFromPassword([]byte("momopay-no-such-user"), bcrypt.DefaultCost)
+
+// CheckPassword returns the user whose email and password match, or nil
+// (and no error) when either is wrong; both cases cost one bcrypt
+// comparison, so timing does not tell which.
+func (s *Users) CheckPassword(ctx context.Context, email, password string) (*team.User, error) {
+	var hash string
+	u, err := scanUser(s.db.QueryRowContext(ctx, `SELECT `+userColumns+`, password_hash FROM users WHERE email = $1`,
+		team.NormalizeEmail(email)), &hash)
+	if errors.Is(err, team.ErrNotFound) {
+		bcrypt.CompareHashAndPassword(dummyHash, []byte(password))
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	if bcrypt.CompareHashAndPassword([]byte(hash), []byte(password)) != nil {
+		return nil, nil
+	}
+	return u, nil
+}
+
+// SetPassword replaces a user's password and ends every session of theirs
+// in the same transaction.
+func (s *Users) SetPassword(ctx context.Context, merchantID, id, password string, now time.Time) error {
+	if msg := team.CheckPassword(password); msg != "" {
+		return &payment.Error{Code: payment.EINVALID, Message: msg, Fields: map[string]string{"password": msg}}
+	}
+	if !payment.ValidID(id) {
+		return team.ErrNotFound
+	}
+	hash, err := bcrypt.GenerateFromPassword([]byte(password), bcrypt.DefaultCost)
+	if err != nil {
+		return err
+	}
+	return s.db.InTx(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `UPDATE users SET password_hash = $1 WHERE merchant_id = $2 AND id = $3`, string(hash), merchantID, id)
+		if err != nil {
+			return err
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return team.ErrNotFound
+		}
+		return revokeUserSessions(ctx, s.db, tx, id, now)
+	})
+}
+
+// SetRole changes a user's role; the merchant keeps at least one owner.
+// The user's sessions carry on: each request reads the role afresh.
+func (s *Users) SetRole(ctx context.Context, merchantID, id string, role team.Role) error {
+	if !role.Valid() {
+		return &payment.Error{Code: payment.EINVALID, Message: "role must be owner, developer or viewer", Fields: map[string]string{"role": "role must be owner, developer or viewer"}}
+	}
+	if !payment.ValidID(id) {
+		return team.ErrNotFound
+	}
+	return s.db.InTx(ctx, func(tx *sql.Tx) error {
+		if err := lockMerchant(ctx, s.db, tx, merchantID); err != nil {
+			return err
+		}
+		res, err := tx.ExecContext(ctx, `UPDATE users SET role = $1 WHERE merchant_id = $2 AND id = $3`, string(role), merchantID, id)
+		if err != nil {
+			return err
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return team.ErrNotFound
+		}
+		return keepAnOwner(ctx, tx, merchantID)
+	})
+}
+
+// SetLanguage records a user's language ("" for the browser's).
+func (s *Users) SetLanguage(ctx context.Context, merchantID, id, lang string) error {
+	if msg := team.CheckLanguage(lang); msg != "" {
+		return &payment.Error{Code: payment.EINVALID, Message: msg, Fields: map[string]string{"language": msg}}
+	}
+	if !payment.ValidID(id) {
+		return team.ErrNotFound
+	}
+	res, err := s.db.ExecContext(ctx, `UPDATE users SET language = $1 WHERE merchant_id = $2 AND id = $3`, lang, merchantID, id)
+	if err != nil {
+		return err
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return team.ErrNotFound
+	}
+	return nil
+}
+
+// Remove deletes a user and, with them, their sessions; the merchant keeps
+// at least one owner.
+func (s *Users) Remove(ctx context.Context, merchantID, id string) error {
+	if !payment.ValidID(id) {
+		return team.ErrNotFound
+	}
+	return s.db.InTx(ctx, func(tx *sql.Tx) error {
+		if err := lockMerchant(ctx, s.db, tx, merchantID); err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, `DELETE FROM sessions WHERE user_id = $1 AND merchant_id = $2`, id, merchantID); err != nil {
+			return err
+		}
+		res, err := tx.ExecContext(ctx, `DELETE FROM users WHERE merchant_id = $1 AND id = $2`, merchantID, id)
+		if err != nil {
+			return err
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return team.ErrNotFound
+		}
+		return keepAnOwner(ctx, tx, merchantID)
+	})
+}
+
+// keepAnOwner fails the transaction it runs in when the merchant would be
+// left without an owner. Writers of users serialise on the merchant's row
+// (FOR UPDATE on PostgreSQL; SQLite has one writer), so two owners cannot
+// demote each other at once.
+func keepAnOwner(ctx context.Context, tx *sql.Tx, merchantID string) error {
+	var n int
+	if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM users WHERE merchant_id = $1 AND role = 'owner'`, merchantID).Scan(&n); err != nil {
+		return err
+	}
+	if n == 0 {
+		return team.ErrLastOwner
+	}
+	return nil
+}
+
+// lockMerchant serialises, on PostgreSQL, the transactions that change a
+// merchant's owners (SQLite's single writer already does).
+func lockMerchant(ctx context.Context, db *DB, tx *sql.Tx, merchantID string) error {
+	if db.Dialect != Postgres {
+		return nil
+	}
+	_, err := tx.ExecContext(ctx, `SELECT id FROM merchants WHERE id = $1 FOR UPDATE`, merchantID)
+	return err
+}

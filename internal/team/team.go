@@ -1,0 +1,145 @@
+package team
+
+import (
+	"net/mail"
+	"slices"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/momopay/momopay/internal/payment"
+)
+
+// User is a person who signs in to one merchant's dashboard.
+type User struct {
+	ID         string    `json:"id"`
+	MerchantID string    `json:"merchant_id"`
+	Email      string    `json:"email"`
+	Role       Role      `json:"role"`
+	Language   string    `json:"language"` // "en", "fr", or "" for the browser's choice
+	CreatedAt  time.Time `json:"created_at"`
+}
+
+// Role is what a user may do, as a named set of permissions.
+type Role string
+
+// The three roles (DESIGN.md §4).
+const (
+	Owner     Role = "owner"     // everything, the team included
+	Developer Role = "developer" // keys, webhooks, transactions, sandbox phone
+	Viewer    Role = "viewer"    // read only
+)
+
+// Roles lists every role, most powerful first.
+var Roles = []Role{Owner, Developer, Viewer}
+
+// Permission names one kind of action in the dashboard.
+type Permission string
+
+// The permissions a role grants. Reading transactions, keys' list,
+// webhooks and the overview needs Read; each change needs its own.
+const (
+	Read          Permission = "read"
+	ManageKeys    Permission = "keys:write"
+	ManageHooks   Permission = "webhooks:write"
+	ManagePayment Permission = "transactions:write" // sandbox phone, reconciliation
+	ManageTeam    Permission = "team:write"
+	ReadAudit     Permission = "audit:read"
+)
+
+var grants = map[Role][]Permission{
+	Owner:     {Read, ManageKeys, ManageHooks, ManagePayment, ManageTeam, ReadAudit},
+	Developer: {Read, ManageKeys, ManageHooks, ManagePayment},
+	Viewer:    {Read},
+}
+
+// Permissions returns what the role grants, in a fixed order; nil for an
+// unknown role.
+func (r Role) Permissions() []Permission { return slices.Clone(grants[r]) }
+
+// Can reports whether the role grants p.
+func (r Role) Can(p Permission) bool { return slices.Contains(grants[r], p) }
+
+// Valid reports whether r is one of Roles.
+func (r Role) Valid() bool { _, ok := grants[r]; return ok }
+
+// Languages the dashboard speaks; the first is the default.
+var Languages = []string{"en", "fr"}
+
+// Password length bounds: bcrypt reads at most 72 bytes.
+const (
+	MinPassword = 12
+	MaxPassword = 72
+)
+
+// NormalizeEmail trims and lower-cases an email address.
+func NormalizeEmail(email string) string { return strings.ToLower(strings.TrimSpace(email)) }
+
+// ValidateNew checks the fields of a user to be added (email already
+// normalised), returning an EINVALID *payment.Error naming each bad field.
+func ValidateNew(email string, role Role, password string) error {
+	fields := map[string]string{}
+	if msg := CheckEmail(email); msg != "" {
+		fields["email"] = msg
+	}
+	if !role.Valid() {
+		fields["role"] = "role must be owner, developer or viewer"
+	}
+	if msg := CheckPassword(password); msg != "" {
+		fields["password"] = msg
+	}
+	return invalid(fields)
+}
+
+// CheckEmail returns what is wrong with a normalised email, or "".
+func CheckEmail(email string) string {
+	if len(email) > 254 {
+		return "email must be at most 254 characters"
+	}
+	if a, err := mail.ParseAddress(email); err != nil || a.Address != email {
+		return "email must be an address such as name@example.com"
+	}
+	return ""
+}
+
+// CheckPassword returns what is wrong with a password, or "".
+func CheckPassword(password string) string {
+	switch {
+	case !utf8.ValidString(password):
+		return "password must be valid UTF-8"
+	case len(password) < MinPassword || len(password) > MaxPassword:
+		return "password must be 12 to 72 bytes long"
+	}
+	return ""
+}
+
+// CheckLanguage returns what is wrong with a language preference, or "".
+func CheckLanguage(lang string) string {
+	if lang != "" && !slices.Contains(Languages, lang) {
+		return "language must be en or fr"
+	}
+	return ""
+}
+
+func invalid(fields map[string]string) error {
+	if len(fields) == 0 {
+		return nil
+	}
+	msg := "invalid user"
+	for _, k := range []string{"email", "role", "password", "language"} {
+		if m, ok := fields[k]; ok {
+			msg = m
+			break
+		}
+	}
+	return &payment.Error{Code: payment.EINVALID, Message: msg, Fields: fields}
+}
+
+// Errors the store and the dashboard share.
+var (
+	ErrNotFound   = &payment.Error{Code: payment.ENOTFOUND, Message: "user not found"}
+	ErrEmailTaken = &payment.Error{Code: payment.EDUPLICATE, Message: "a user with this email already exists",
+		Fields: map[string]string{"email": "a user with this email already exists"}}
+	ErrLastOwner = &payment.Error{Code: payment.EUNPROCESSABLE, Message: "a merchant keeps at least one owner",
+		Fields: map[string]string{"role": "a merchant keeps at least one owner"}}
+)
