@@ -30,15 +30,15 @@ CREATE TABLE transaction_events (
 );
 CREATE INDEX transaction_events_transaction ON transaction_events (merchant_id, transaction_id, at, id);
 
--- Reconciliation cases are listed per merchant and resolved by a person
--- with a note.
+-- Reconciliation cases are resolved by a person with a note; the open ones
+-- are counted for the overview's alert.
 ALTER TABLE reconciliation_cases ADD COLUMN resolved_at TEXT;
 ALTER TABLE reconciliation_cases ADD COLUMN resolved_by TEXT;
 ALTER TABLE reconciliation_cases ADD COLUMN resolution_note TEXT;
-CREATE INDEX reconciliation_cases_merchant ON reconciliation_cases (merchant_id, created_at DESC, id DESC);
+CREATE INDEX reconciliation_cases_open ON reconciliation_cases (merchant_id) WHERE resolved_at IS NULL;
 
 -- +goose Down
-DROP INDEX reconciliation_cases_merchant;
+DROP INDEX reconciliation_cases_open;
 ALTER TABLE reconciliation_cases DROP COLUMN resolution_note;
 ALTER TABLE reconciliation_cases DROP COLUMN resolved_by;
 ALTER TABLE reconciliation_cases DROP COLUMN resolved_at;
