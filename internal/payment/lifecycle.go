@@ -85,10 +85,22 @@ func (s *Service) SettleByRef(ctx context.Context, op Operator, ref string, o op
 	}
 	to, final := statusOf(o.State)
 	if !final {
-		return nil
+		return s.heard(ctx, t.MerchantID, t.ID, source, o)
 	}
 	_, _, err = s.Settle(ctx, t.MerchantID, t.ID, to, source, o.Detail)
 	return err
+}
+
+// heard adds an operator's answer that settles nothing (still pending, or
+// an expiry reported before expires_at) to the transaction's timeline.
+func (s *Service) heard(ctx context.Context, merchantID, id, source string, o operator.Outcome) error {
+	st, final := statusOf(o.State)
+	if !final {
+		st = StatusPending
+	}
+	return s.store.Heard(ctx, merchantID, id, TransactionEvent{
+		Kind: EventHeard, At: s.now().UTC().Truncate(time.Microsecond), Source: source, Status: st, Detail: EventDetail(o.Detail),
+	})
 }
 
 // Poll asks the operator where a PENDING transaction stands and settles it
@@ -116,7 +128,7 @@ func (s *Service) Poll(ctx context.Context, merchantID, id string) (time.Duratio
 		}
 		// Its sender died during the push, which may have reached the
 		// payer: keep the transaction, show it, and poll it like any other.
-		if err := s.store.PushTaken(ctx, merchantID, id); err != nil {
+		if err := s.store.PushTaken(ctx, merchantID, id, s.pushStep(pushJudgedTakenNote)); err != nil {
 			return 0, err
 		}
 	}
@@ -130,6 +142,8 @@ func (s *Service) Poll(ctx context.Context, merchantID, id string) (time.Duratio
 		// The operator's own expiry is acted on at expires_at only, so that
 		// EXPIRED always means "still PENDING after expires_at" (contract §3).
 		_, _, err := s.Settle(ctx, merchantID, id, to, SourcePoll, o.Detail)
+		return 0, err
+	} else if err := s.heard(ctx, merchantID, id, SourcePoll, o); err != nil {
 		return 0, err
 	}
 	next := pollDelay(now.Sub(t.CreatedAt))

@@ -1,0 +1,181 @@
+package dashboard_test
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/momopay/momopay/internal/dashboard"
+	"github.com/momopay/momopay/internal/team"
+	"github.com/momopay/momopay/internal/testserver"
+)
+
+// password is every test user's password.
+const password = "correct horse battery"
+
+// eachEngine runs fn, in parallel, against a fresh server on each engine.
+func eachEngine(t *testing.T, fn func(t *testing.T, b *bundle)) {
+	t.Helper()
+	for _, engine := range testserver.Engines {
+		t.Run(engine, func(t *testing.T) {
+			t.Parallel()
+			fn(t, setup(t, testserver.Options{DB: engine}))
+		})
+	}
+}
+
+// bundle is a running server with its first merchant's owner.
+type bundle struct {
+	t     *testing.T
+	s     *testserver.Server
+	owner *team.User
+}
+
+func setup(t *testing.T, opts testserver.Options) *bundle {
+	t.Helper()
+	s := testserver.Start(t, opts)
+	users, err := s.App.Users.List(context.Background(), s.MerchantID)
+	if err != nil || len(users) != 1 || users[0].Role != team.Owner {
+		t.Fatalf("the merchant's owner: %v %v", users, err)
+	}
+	return &bundle{t: t, s: s, owner: &users[0]}
+}
+
+// addUser adds a user with role to merchant.
+func (b *bundle) addUser(merchantID, email string, role team.Role) *team.User {
+	b.t.Helper()
+	u, err := b.s.App.Users.Add(context.Background(), merchantID, email, role, password, time.Now())
+	if err != nil {
+		b.t.Fatalf("add %s: %v", email, err)
+	}
+	return u
+}
+
+// browser is one signed-in (or not) client: it keeps the session cookie
+// by hand (Go's cookie jar does not send Secure cookies over http, which
+// browsers do for localhost) and never follows redirects.
+type browser struct {
+	t       *testing.T
+	base    string
+	cookie  string
+	headers map[string]string
+	// others holds the other cookies the dashboard set (flash, language).
+	others map[string]string
+}
+
+func (b *bundle) browser() *browser {
+	return &browser{t: b.t, base: b.s.URL, headers: map[string]string{}}
+}
+
+// login signs in with the form and fails the test unless it worked.
+func (b *bundle) login(email string) *browser {
+	b.t.Helper()
+	br := b.browser()
+	r := br.postForm("/auth/login", url.Values{"email": {email}, "password": {password}})
+	if r.status != http.StatusSeeOther || r.header.Get("Location") != "/" || br.cookie == "" {
+		b.t.Fatalf("sign in as %s: %d %s", email, r.status, r.body)
+	}
+	return br
+}
+
+type answer struct {
+	status int
+	header http.Header
+	body   string
+	cookie *http.Cookie // the session cookie set, if any
+}
+
+// errorCode is error.code of a JSON error envelope.
+func (a answer) errorCode() string {
+	var env struct {
+		Error struct {
+			Code string `json:"code"`
+		} `json:"error"`
+	}
+	json.Unmarshal([]byte(a.body), &env)
+	return env.Error.Code
+}
+
+var noRedirects = &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+
+func (br *browser) do(req *http.Request) answer {
+	br.t.Helper()
+	if br.cookie != "" {
+		req.AddCookie(&http.Cookie{Name: dashboard.SessionCookie, Value: br.cookie})
+	}
+	for name, value := range br.others {
+		req.AddCookie(&http.Cookie{Name: name, Value: value})
+	}
+	for k, v := range br.headers {
+		req.Header.Set(k, v)
+	}
+	resp, err := noRedirects.Do(req)
+	if err != nil {
+		br.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	a := answer{status: resp.StatusCode, header: resp.Header, body: string(body)}
+	for _, c := range resp.Cookies() {
+		if c.Name != dashboard.SessionCookie {
+			if br.others == nil {
+				br.others = map[string]string{}
+			}
+			br.others[c.Name] = c.Value
+			if c.MaxAge < 0 {
+				delete(br.others, c.Name)
+			}
+			continue
+		}
+		if c.Name == dashboard.SessionCookie {
+			a.cookie = c
+			br.cookie = c.Value
+			if c.MaxAge < 0 {
+				br.cookie = ""
+			}
+		}
+	}
+	return a
+}
+
+func (br *browser) get(path string) answer {
+	br.t.Helper()
+	req, err := http.NewRequest("GET", br.base+path, nil)
+	if err != nil {
+		br.t.Fatal(err)
+	}
+	return br.do(req)
+}
+
+func (br *browser) postForm(path string, form url.Values) answer {
+	br.t.Helper()
+	req, err := http.NewRequest("POST", br.base+path, strings.NewReader(form.Encode()))
+	if err != nil {
+		br.t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	return br.do(req)
+}
+
+func (br *browser) postJSON(path, body string) answer {
+	br.t.Helper()
+	req, err := http.NewRequest("POST", br.base+path, strings.NewReader(body))
+	if err != nil {
+		br.t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	return br.do(req)
+}
+
+// signedOut reports whether a page of the dashboard sends this browser
+// to the sign-in page.
+func (br *browser) signedOut() bool {
+	br.t.Helper()
+	r := br.get("/keys")
+	return r.status == http.StatusSeeOther && r.header.Get("Location") == "/login"
+}

@@ -1,0 +1,325 @@
+package dashboard_test
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/momopay/momopay/internal/payment"
+	"github.com/momopay/momopay/internal/team"
+	"github.com/momopay/momopay/internal/testserver"
+)
+
+var shownKey = regexp.MustCompile(`service_live_[A-Za-z0-9]{32}`)
+
+func TestAPIKeyShownOnceAndRevoked(t *testing.T) {
+	eachEngine(t, func(t *testing.T, b *bundle) {
+		br := b.login(b.owner.Email)
+		r := br.postForm("/keys", nil)
+		keys := shownKey.FindAllString(r.body, -1)
+		if r.status != http.StatusCreated || len(keys) != 1 {
+			t.Fatalf("create: %d, keys %v", r.status, keys)
+		}
+		key := keys[0]
+		if r.header.Get("Cache-Control") != "no-store" || !strings.Contains(r.body, `data-copy="new-key"`) {
+			t.Errorf("the key page: Cache-Control %q, copy button missing?", r.header.Get("Cache-Control"))
+		}
+		// The key works on /v1…
+		req, _ := http.NewRequest("GET", b.s.URL+"/v1/transactions", nil)
+		req.Header.Set("Authorization", "Bearer "+key)
+		if a := b.browser().do(req); a.status != http.StatusOK {
+			t.Fatalf("the new key on /v1: %d", a.status)
+		}
+		// …and is never shown again: the list has its prefix only.
+		list := br.get("/keys")
+		if strings.Contains(list.body, key) || !strings.Contains(list.body, key[:len("service_live_")+6]+"…") {
+			t.Errorf("the list shows the key, or not its prefix")
+		}
+		for _, path := range []string{"/", "/keys", "/audit"} {
+			if strings.Contains(br.get(path).body, key) {
+				t.Errorf("%s shows the key again", path)
+			}
+		}
+		id := regexp.MustCompile(`/keys/([0-9a-f-]{36})/revoke`).FindAllStringSubmatch(list.body, -1)
+		if len(id) != 2 { // testserver's key and this one
+			t.Fatalf("revoke links: %v", id)
+		}
+		// Revoking asks first, then revokes.
+		var newID string
+		for _, m := range id {
+			if confirm := br.get("/keys/" + m[1] + "/revoke"); strings.Contains(confirm.body, key[:len("service_live_")+6]) {
+				newID = m[1]
+				if confirm.status != http.StatusOK || !strings.Contains(confirm.body, `method="post"`) {
+					t.Errorf("confirmation: %d", confirm.status)
+				}
+			}
+		}
+		if r := br.postForm("/keys/"+newID+"/revoke", nil); r.status != http.StatusSeeOther || r.header.Get("Location") != "/keys" {
+			t.Fatalf("revoke: %d", r.status)
+		}
+		req, _ = http.NewRequest("GET", b.s.URL+"/v1/transactions", nil)
+		req.Header.Set("Authorization", "Bearer "+key)
+		if a := b.browser().do(req); a.status != http.StatusUnauthorized {
+			t.Errorf("a revoked key on /v1: %d", a.status)
+		}
+		if page := br.get("/keys"); !strings.Contains(page.body, "The key was revoked.") || !strings.Contains(page.body, "Revoked") {
+			t.Error("no flash or revoked state after revoking")
+		}
+	})
+}
+
+// TestRoleMatrix: what each role may do, checked on the server whatever
+// the pages show.
+func TestRoleMatrix(t *testing.T) {
+	eachEngine(t, func(t *testing.T, b *bundle) {
+		b.addUser(b.s.MerchantID, "dev@example.com", team.Developer)
+		b.addUser(b.s.MerchantID, "viewer@example.com", team.Viewer)
+		keyID := keyIDs(t, b, b.s.MerchantID)[0]
+		newUser := url.Values{"email": {"new@example.com"}, "role": {"viewer"}, "password": {password}}
+		type step struct {
+			method, path string
+			form         url.Values
+		}
+		steps := map[string]step{
+			"overview":       {"GET", "/", nil},
+			"keys":           {"GET", "/keys", nil},
+			"create key":     {"POST", "/keys", nil},
+			"confirm revoke": {"GET", "/keys/" + keyID + "/revoke", nil},
+			"team":           {"GET", "/team", nil},
+			"add user":       {"POST", "/team", newUser},
+			"audit":          {"GET", "/audit", nil},
+			"account":        {"GET", "/account", nil},
+		}
+		allowed := map[team.Role]map[string]int{
+			team.Owner:     {"overview": 200, "keys": 200, "create key": 201, "confirm revoke": 200, "team": 200, "add user": 303, "audit": 200, "account": 200},
+			team.Developer: {"overview": 200, "keys": 200, "create key": 201, "confirm revoke": 200, "team": 403, "add user": 403, "audit": 403, "account": 200},
+			team.Viewer:    {"overview": 200, "keys": 200, "create key": 403, "confirm revoke": 403, "team": 403, "add user": 403, "audit": 403, "account": 200},
+		}
+		emails := map[team.Role]string{team.Owner: b.owner.Email, team.Developer: "dev@example.com", team.Viewer: "viewer@example.com"}
+		for role, want := range allowed {
+			br := b.login(emails[role])
+			for name, s := range steps {
+				var r answer
+				if s.method == "GET" {
+					r = br.get(s.path)
+				} else {
+					r = br.postForm(s.path, s.form)
+				}
+				if r.status != want[name] {
+					t.Errorf("%s: %s: %d, want %d", role, name, r.status, want[name])
+				}
+			}
+			if role == team.Viewer {
+				if page := br.get("/keys").body; strings.Contains(page, `action="/keys"`) || strings.Contains(page, "/revoke") {
+					t.Error("a viewer is offered to create or revoke keys")
+				}
+				if strings.Contains(br.get("/").body, `href="/team"`) {
+					t.Error("a viewer is offered the team page")
+				}
+			}
+		}
+	})
+}
+
+func keyIDs(t *testing.T, b *bundle, merchantID string) []string {
+	t.Helper()
+	keys, err := b.s.App.APIKeys.List(context.Background(), merchantID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, k := range keys {
+		ids = append(ids, k.ID)
+	}
+	return ids
+}
+
+// TestMerchantIsolation: merchant A's ids in merchant B's session find
+// nothing (404) and change nothing.
+func TestMerchantIsolation(t *testing.T) {
+	eachEngine(t, func(t *testing.T, b *bundle) {
+		otherID, otherKey := b.s.NewMerchant(t)
+		otherKeyID := keyIDs(t, b, otherID)[0]
+		others, _ := b.s.App.Users.List(context.Background(), otherID)
+		otherUser := others[0]
+		br := b.login(b.owner.Email)
+		for _, path := range []string{"/keys/" + otherKeyID + "/revoke", "/team/" + otherUser.ID + "/remove", "/keys/not-an-id/revoke"} {
+			if r := br.get(path); r.status != http.StatusNotFound {
+				t.Errorf("GET %s: %d", path, r.status)
+			}
+		}
+		for _, s := range []struct {
+			path string
+			form url.Values
+		}{
+			{"/keys/" + otherKeyID + "/revoke", nil},
+			{"/team/" + otherUser.ID + "/remove", nil},
+			{"/team/" + otherUser.ID + "/role", url.Values{"role": {"viewer"}}},
+		} {
+			if r := br.postForm(s.path, s.form); r.status != http.StatusNotFound {
+				t.Errorf("POST %s: %d", s.path, r.status)
+			}
+		}
+		req, _ := http.NewRequest("GET", b.s.URL+"/v1/transactions", nil)
+		req.Header.Set("Authorization", "Bearer "+otherKey)
+		if a := b.browser().do(req); a.status != http.StatusOK {
+			t.Errorf("the other merchant's key was revoked: %d", a.status)
+		}
+		if u, err := b.s.App.Users.User(context.Background(), otherID, otherUser.ID); err != nil || u.Role != team.Owner {
+			t.Errorf("the other merchant's owner was changed: %v %v", u, err)
+		}
+		// Nor does another merchant's data show on B's pages.
+		if strings.Contains(br.get("/team").body, otherUser.Email) || strings.Contains(br.get("/keys").body, otherKeyID) {
+			t.Error("another merchant's user or key is listed")
+		}
+	})
+}
+
+func TestTeamManagement(t *testing.T) {
+	eachEngine(t, func(t *testing.T, b *bundle) {
+		br := b.login(b.owner.Email)
+		r := br.postForm("/team", url.Values{"email": {"not-an-email"}, "role": {"viewer"}, "password": {"short"}})
+		if r.status != http.StatusUnprocessableEntity || !strings.Contains(r.body, `aria-invalid="true"`) || !strings.Contains(r.body, "not-an-email") {
+			t.Errorf("invalid user: %d", r.status)
+		}
+		r = br.postForm("/team", url.Values{"email": {"Ana@Example.com"}, "role": {"developer"}, "password": {password}})
+		if r.status != http.StatusSeeOther {
+			t.Fatalf("add: %d %s", r.status, r.body)
+		}
+		if r := br.postForm("/team", url.Values{"email": {"ana@example.com"}, "role": {"viewer"}, "password": {password}}); r.status != http.StatusUnprocessableEntity {
+			t.Errorf("the same email twice: %d", r.status)
+		}
+		ana, err := b.s.App.Users.ByEmail(context.Background(), "ana@example.com")
+		if err != nil || ana.Role != team.Developer || ana.MerchantID != b.s.MerchantID {
+			t.Fatalf("added user: %+v %v", ana, err)
+		}
+		anaBrowser := b.login("ana@example.com")
+		if r := br.postForm("/team/"+ana.ID+"/role", url.Values{"role": {"viewer"}}); r.status != http.StatusSeeOther {
+			t.Fatalf("change role: %d", r.status)
+		}
+		// The new role applies to Ana's open session at once.
+		if r := anaBrowser.postForm("/keys", nil); r.status != http.StatusForbidden {
+			t.Errorf("demoted user creates a key: %d", r.status)
+		}
+		// The last owner cannot leave or be demoted.
+		if r := br.postForm("/team/"+b.owner.ID+"/role", url.Values{"role": {"viewer"}}); r.status != http.StatusUnprocessableEntity {
+			t.Errorf("demote the last owner: %d", r.status)
+		}
+		if r := br.postForm("/team/"+b.owner.ID+"/remove", nil); r.status != http.StatusUnprocessableEntity {
+			t.Errorf("remove the last owner: %d", r.status)
+		}
+		if br.signedOut() {
+			t.Error("a refused self-removal ended the session")
+		}
+	})
+}
+
+func TestAuditLog(t *testing.T) {
+	eachEngine(t, func(t *testing.T, b *bundle) {
+		b.browser().postJSON("/auth/login", `{"email":"`+b.owner.Email+`","password":"wrong password!"}`)
+		br := b.login(b.owner.Email)
+		br.postForm("/keys", nil)
+		keyID := keyIDs(t, b, b.s.MerchantID)[0]
+		br.postForm("/keys/"+keyID+"/revoke", nil)
+		br.postForm("/team", url.Values{"email": {"ana@example.com"}, "role": {"viewer"}, "password": {password}})
+		page := br.get("/audit")
+		for _, action := range []string{team.ActionSignInFailed, team.ActionSignIn, team.ActionKeyCreated, team.ActionKeyRevoked, team.ActionUserAdded} {
+			if !strings.Contains(page.body, action) {
+				t.Errorf("the audit log lacks %s", action)
+			}
+		}
+		if !strings.Contains(page.body, "127.0.0.1") || !strings.Contains(page.body, "ana@example.com (viewer)") {
+			t.Error("the audit log lacks the address or the target")
+		}
+		// Append-only: the database itself refuses changes.
+		if _, err := b.s.App.DB.ExecContext(context.Background(), `UPDATE audit_log SET action = 'nothing'`); err == nil {
+			t.Error("audit_log accepted an UPDATE")
+		}
+		if _, err := b.s.App.DB.ExecContext(context.Background(), `DELETE FROM audit_log`); err == nil {
+			t.Error("audit_log accepted a DELETE")
+		}
+		// Another merchant's owner sees none of it.
+		otherID, _ := b.s.NewMerchant(t)
+		others, _ := b.s.App.Users.List(context.Background(), otherID)
+		if strings.Contains(b.login(others[0].Email).get("/audit").body, "ana@example.com") {
+			t.Error("another merchant's audit log shows this one's entries")
+		}
+	})
+}
+
+func TestLanguages(t *testing.T) {
+	eachEngine(t, func(t *testing.T, b *bundle) {
+		br := b.browser()
+		br.headers["Accept-Language"] = "fr-FR,fr;q=0.9,en;q=0.5"
+		if page := br.get("/login"); !strings.Contains(page.body, `<html lang="fr">`) || !strings.Contains(page.body, "Se connecter") {
+			t.Error("the login page ignores Accept-Language")
+		}
+		br = b.login(b.owner.Email)
+		if page := br.get("/"); !strings.Contains(page.body, `<html lang="en">`) || !strings.Contains(page.body, "Collected today") {
+			t.Error("English by default")
+		}
+		r := br.postForm("/account/language", url.Values{"language": {"fr"}, "return": {"/keys"}})
+		if r.status != http.StatusSeeOther || r.header.Get("Location") != "/keys" {
+			t.Fatalf("switch: %d %s", r.status, r.header.Get("Location"))
+		}
+		// Remembered for the user, in another browser too, whatever it asks.
+		other := b.login(b.owner.Email)
+		other.headers["Accept-Language"] = "en"
+		if page := other.get("/"); !strings.Contains(page.body, `<html lang="fr">`) || !strings.Contains(page.body, "Encaissé aujourd&#39;hui") {
+			t.Error("the chosen language is not remembered")
+		}
+		if r := br.postForm("/account/language", url.Values{"language": {"fr"}, "return": {"//evil.example/"}}); r.header.Get("Location") != "/account" {
+			t.Errorf("open redirect: %s", r.header.Get("Location"))
+		}
+	})
+}
+
+// TestOverviewFigures: the totals follow inserts and settlements, by
+// N'Djamena day, and the page shows them as merchants read them.
+func TestOverviewFigures(t *testing.T) {
+	// 23:30 UTC is 00:30 the next day in N'Djamena.
+	clock := testserver.NewClock(time.Date(2026, 3, 10, 23, 30, 0, 0, time.UTC))
+	for _, engine := range testserver.Engines {
+		t.Run(engine, func(t *testing.T) {
+			b := setup(t, testserver.Options{DB: engine, Now: clock.Now})
+			ctx := context.Background()
+			pay := func(ref string, amount int64, op payment.Operator, to payment.Status) {
+				t.Helper()
+				tx, err := b.s.App.Payments.Initiate(ctx, b.s.MerchantID, payment.CreateRequest{Reference: ref, Amount: amount,
+					Currency: "XAF", Operator: string(op), PhoneNumber: "+23560000003"})
+				if err != nil {
+					t.Fatalf("initiate %s: %v", ref, err)
+				}
+				if to != payment.StatusPending {
+					if _, _, err := b.s.App.Payments.Settle(ctx, b.s.MerchantID, tx.ID, to, "test", ""); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+			pay("today-1", 1500, payment.OperatorAirtel, payment.StatusSuccess)
+			pay("today-2", 250000, payment.OperatorMoov, payment.StatusSuccess)
+			pay("today-3", 700, payment.OperatorMoov, payment.StatusFailed)
+			pay("today-4", 900, payment.OperatorAirtel, payment.StatusPending)
+			clock.Advance(-2 * time.Hour) // 22:30 UTC, 23:30 the day before in N'Djamena
+			pay("yesterday", 10000, payment.OperatorAirtel, payment.StatusSuccess)
+			clock.Advance(2 * time.Hour)
+
+			page := b.login(b.owner.Email).get("/").body
+			for _, want := range []string{
+				"251 500 FCFA", // today: 1 500 + 250 000
+				"261 500 FCFA", // 7 days, with yesterday's 10 000
+				"75 %",         // 3 of 4 final payments succeeded
+				`title="2026-03-10 23:30:00 UTC">11/03/2026 00:30</time>`,
+				"today-4",
+			} {
+				if !strings.Contains(page, want) {
+					t.Errorf("the overview lacks %q", want)
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,323 @@
+package dashboard_test
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/golang-jwt/jwt/v5"
+
+	"github.com/momopay/momopay/internal/dashboard"
+	"github.com/momopay/momopay/internal/team"
+	"github.com/momopay/momopay/internal/testserver"
+)
+
+func TestLoginJSON(t *testing.T) {
+	eachEngine(t, func(t *testing.T, b *bundle) {
+		br := b.browser()
+		r := br.postJSON("/auth/login", `{"email":"`+strings.ToUpper(b.owner.Email)+`","password":"`+password+`"}`)
+		if r.status != http.StatusOK {
+			t.Fatalf("login: %d %s", r.status, r.body)
+		}
+		var body struct {
+			MerchantID string `json:"merchant_id"`
+			User       struct {
+				ID, Email, Role string
+			} `json:"user"`
+		}
+		if err := json.Unmarshal([]byte(r.body), &body); err != nil || body.MerchantID != b.s.MerchantID ||
+			body.User.ID != b.owner.ID || body.User.Role != "owner" || body.User.Email != b.owner.Email {
+			t.Errorf("body %s (%v)", r.body, err)
+		}
+		c := r.cookie
+		if c == nil || !c.HttpOnly || !c.Secure || c.SameSite != http.SameSiteStrictMode || c.Path != "/" {
+			t.Fatalf("cookie %+v", c)
+		}
+		if strings.Contains(r.body, c.Value) {
+			t.Error("the token is in the body; it belongs in the cookie only")
+		}
+
+		// The token: HS256 under the secret kept in the database, with the
+		// contract's claims.
+		secret, err := b.s.App.Sessions.SessionSecret(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		claims := jwt.MapClaims{}
+		tok, err := jwt.ParseWithClaims(c.Value, claims, func(*jwt.Token) (any, error) { return secret, nil },
+			jwt.WithValidMethods([]string{"HS256"}))
+		if err != nil || !tok.Valid {
+			t.Fatalf("token: %v", err)
+		}
+		if claims["merchant_id"] != b.s.MerchantID || claims["user_id"] != b.owner.ID || claims["role"] != "owner" {
+			t.Errorf("claims %v", claims)
+		}
+		perms, _ := claims["permissions"].([]any)
+		var got []string
+		for _, p := range perms {
+			got = append(got, p.(string))
+		}
+		want := []string{}
+		for _, p := range team.Owner.Permissions() {
+			want = append(want, string(p))
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("permissions %v, want %v", got, want)
+		}
+		iat, _ := claims.GetIssuedAt()
+		exp, _ := claims.GetExpirationTime()
+		if jti, _ := claims["jti"].(string); jti == "" || iat == nil || exp == nil || exp.Sub(iat.Time) != dashboard.IdleTimeout {
+			t.Errorf("jti, iat, exp: %v", claims)
+		}
+		if !strings.Contains(br.get("/").body, "Overview") {
+			t.Error("the cookie does not open the overview")
+		}
+
+		// A wrong password and an unknown email: the same 401.
+		wrong := b.browser().postJSON("/auth/login", `{"email":"`+b.owner.Email+`","password":"wrong password!"}`)
+		unknown := b.browser().postJSON("/auth/login", `{"email":"nobody@example.com","password":"`+password+`"}`)
+		if wrong.status != http.StatusUnauthorized || wrong.errorCode() != "UNAUTHORIZED" || wrong.cookie != nil {
+			t.Errorf("wrong password: %d %s", wrong.status, wrong.body)
+		}
+		if unknown.status != wrong.status || unknown.body != wrong.body {
+			t.Errorf("unknown email answered differently: %d %s vs %s", unknown.status, unknown.body, wrong.body)
+		}
+		if r := b.browser().postJSON("/auth/login", `{"email":`); r.status != http.StatusBadRequest || r.errorCode() != "VALIDATION_ERROR" {
+			t.Errorf("bad JSON: %d %s", r.status, r.body)
+		}
+	})
+}
+
+func TestLoginForm(t *testing.T) {
+	eachEngine(t, func(t *testing.T, b *bundle) {
+		br := b.browser()
+		if r := br.get("/"); r.status != http.StatusSeeOther || r.header.Get("Location") != "/login" {
+			t.Fatalf("signed out overview: %d %s", r.status, r.header.Get("Location"))
+		}
+		page := br.get("/login")
+		if page.status != http.StatusOK || !strings.Contains(page.body, `action="/auth/login"`) {
+			t.Fatalf("login page: %d", page.status)
+		}
+		r := br.postForm("/auth/login", url.Values{"email": {b.owner.Email}, "password": {"wrong password!"}})
+		if r.status != http.StatusUnauthorized || !strings.Contains(r.body, "Wrong email or password") || r.cookie != nil {
+			t.Errorf("wrong password: %d", r.status)
+		}
+		r = br.postForm("/auth/login", url.Values{"email": {b.owner.Email}, "password": {password}})
+		if r.status != http.StatusSeeOther || r.header.Get("Location") != "/" || r.cookie == nil {
+			t.Fatalf("sign in: %d %v", r.status, r.header)
+		}
+		if r := br.get("/"); r.status != http.StatusOK {
+			t.Errorf("overview: %d", r.status)
+		}
+	})
+}
+
+func TestSessionRenewalAndLifetime(t *testing.T) {
+	clock := testserver.NewClock(time.Date(2026, 3, 1, 8, 0, 0, 0, time.UTC))
+	for _, engine := range testserver.Engines {
+		t.Run(engine, func(t *testing.T) {
+			b := setup(t, testserver.Options{DB: engine, Now: clock.Now})
+			br := b.login(b.owner.Email)
+			first := br.cookie
+
+			// Used within a minute: the same token.
+			clock.Advance(30 * time.Second)
+			if r := br.get("/keys"); r.status != http.StatusOK || r.cookie != nil {
+				t.Fatalf("early use: %d, cookie %v", r.status, r.cookie)
+			}
+			// Used later: renewed, with a later expiry.
+			clock.Advance(20 * time.Minute)
+			r := br.get("/keys")
+			if r.status != http.StatusOK || r.cookie == nil || r.cookie.Value == first {
+				t.Fatalf("renewal: %d, cookie %v", r.status, r.cookie)
+			}
+			if !r.cookie.HttpOnly || !r.cookie.Secure || r.cookie.SameSite != http.SameSiteStrictMode {
+				t.Errorf("renewed cookie %+v", r.cookie)
+			}
+			// Still alive 40 minutes after sign-in, thanks to the renewal…
+			clock.Advance(20 * time.Minute)
+			if r := br.get("/keys"); r.status != http.StatusOK {
+				t.Fatalf("after renewal: %d", r.status)
+			}
+			// …but the old token, past its own expiry, is refused.
+			old := &browser{t: t, base: b.s.URL, cookie: first, headers: map[string]string{}}
+			if !old.signedOut() {
+				t.Error("a token past its exp still works")
+			}
+			// Idle longer than the timeout: ended.
+			clock.Advance(dashboard.IdleTimeout + time.Minute)
+			if !br.signedOut() {
+				t.Error("an idle session still works")
+			}
+
+			// Kept busy, a session still ends at its absolute lifetime.
+			br = b.login(b.owner.Email)
+			for range int(dashboard.AbsoluteLifetime/(20*time.Minute)) - 1 {
+				clock.Advance(20 * time.Minute)
+				if r := br.get("/keys"); r.status != http.StatusOK {
+					t.Fatalf("busy session ended early: %d", r.status)
+				}
+			}
+			clock.Advance(21 * time.Minute)
+			if !br.signedOut() {
+				t.Error("a busy session outlived its absolute lifetime")
+			}
+		})
+	}
+}
+
+func TestLogoutEndsTheSessionEverywhere(t *testing.T) {
+	eachEngine(t, func(t *testing.T, b *bundle) {
+		br := b.login(b.owner.Email)
+		stolen := &browser{t: t, base: b.s.URL, cookie: br.cookie, headers: map[string]string{}}
+		other := b.login(b.owner.Email)
+		r := br.postForm("/auth/logout", nil)
+		if r.status != http.StatusSeeOther || r.header.Get("Location") != "/login" || r.cookie == nil || r.cookie.MaxAge >= 0 {
+			t.Fatalf("logout: %d %v", r.status, r.header)
+		}
+		if !stolen.signedOut() {
+			t.Error("a copy of the logged-out token still works")
+		}
+		if other.signedOut() {
+			t.Error("logout ended another session of the same user")
+		}
+		// JSON callers get JSON.
+		r = other.postJSON("/auth/logout", `{}`)
+		if r.status != http.StatusOK || !strings.Contains(r.body, "signed_out") {
+			t.Errorf("JSON logout: %d %s", r.status, r.body)
+		}
+	})
+}
+
+func TestPasswordChangeAndRemovalEndSessions(t *testing.T) {
+	eachEngine(t, func(t *testing.T, b *bundle) {
+		dev := b.addUser(b.s.MerchantID, "dev@example.com", team.Developer)
+		laptop, phone := b.login(dev.Email), b.login(dev.Email)
+
+		// Wrong current password: refused, nothing ends.
+		r := laptop.postForm("/account/password", url.Values{"current": {"not my password"}, "new": {"a brand new password"}})
+		if r.status != http.StatusUnprocessableEntity || phone.signedOut() {
+			t.Fatalf("wrong current password: %d", r.status)
+		}
+		r = laptop.postForm("/account/password", url.Values{"current": {password}, "new": {"a brand new password"}})
+		if r.status != http.StatusSeeOther {
+			t.Fatalf("change password: %d %s", r.status, r.body)
+		}
+		if !phone.signedOut() {
+			t.Error("the other session survived a password change")
+		}
+		if laptop.signedOut() {
+			t.Error("the session that changed the password was ended")
+		}
+		if r := b.browser().postJSON("/auth/login", `{"email":"dev@example.com","password":"`+password+`"}`); r.status != http.StatusUnauthorized {
+			t.Errorf("old password: %d", r.status)
+		}
+
+		// Removal by an owner ends the removed user's sessions at once.
+		owner := b.login(b.owner.Email)
+		if r := owner.postForm("/team/"+dev.ID+"/remove", nil); r.status != http.StatusSeeOther {
+			t.Fatalf("remove: %d %s", r.status, r.body)
+		}
+		if !laptop.signedOut() {
+			t.Error("a removed user's session still works")
+		}
+	})
+}
+
+func TestSessionAndKeyDoNotCross(t *testing.T) {
+	eachEngine(t, func(t *testing.T, b *bundle) {
+		br := b.login(b.owner.Email)
+		// A session gives nothing on /v1, cookie or bearer token.
+		req, _ := http.NewRequest("GET", b.s.URL+"/v1/transactions", nil)
+		if r := br.do(req); r.status != http.StatusUnauthorized || r.errorCode() != "UNAUTHORIZED" {
+			t.Errorf("cookie on /v1: %d %s", r.status, r.body)
+		}
+		req, _ = http.NewRequest("GET", b.s.URL+"/v1/transactions", nil)
+		req.Header.Set("Authorization", "Bearer "+br.cookie)
+		if r := b.browser().do(req); r.status != http.StatusUnauthorized {
+			t.Errorf("session token as a bearer on /v1: %d", r.status)
+		}
+		// An API key gives nothing on the dashboard.
+		for _, path := range []string{"/", "/keys", "/team", "/audit"} {
+			req, _ = http.NewRequest("GET", b.s.URL+path, nil)
+			req.Header.Set("Authorization", "Bearer "+b.s.APIKey)
+			if r := b.browser().do(req); r.status != http.StatusUnauthorized || r.errorCode() != "UNAUTHORIZED" {
+				t.Errorf("API key on %s: %d %s", path, r.status, r.body)
+			}
+		}
+		req, _ = http.NewRequest("POST", b.s.URL+"/keys", nil)
+		req.Header.Set("Authorization", "Bearer "+b.s.APIKey)
+		if r := b.browser().do(req); r.status != http.StatusUnauthorized {
+			t.Errorf("API key creating a key: %d", r.status)
+		}
+	})
+}
+
+func TestCrossOriginRequestsAreRefused(t *testing.T) {
+	eachEngine(t, func(t *testing.T, b *bundle) {
+		br := b.login(b.owner.Email)
+		before := br.get("/keys").body
+		br.headers["Origin"] = "http://evil.example"
+		br.headers["Sec-Fetch-Site"] = "cross-site"
+		for _, path := range []string{"/keys", "/auth/logout", "/team", "/account/language"} {
+			if r := br.postForm(path, url.Values{"email": {"x@example.com"}, "role": {"owner"}, "password": {password}, "language": {"fr"}}); r.status != http.StatusForbidden {
+				t.Errorf("cross-site POST %s: %d", path, r.status)
+			}
+		}
+		delete(br.headers, "Origin")
+		delete(br.headers, "Sec-Fetch-Site")
+		if after := br.get("/keys").body; strings.Count(after, "<tr>") != strings.Count(before, "<tr>") {
+			t.Error("a cross-site POST created a key")
+		}
+		if br.signedOut() {
+			t.Error("a cross-site POST signed the user out")
+		}
+		// The same request from the dashboard's own origin works.
+		br.headers["Origin"] = b.s.URL
+		br.headers["Sec-Fetch-Site"] = "same-origin"
+		if r := br.postForm("/keys", nil); r.status != http.StatusCreated {
+			t.Errorf("same-origin POST: %d", r.status)
+		}
+	})
+}
+
+func TestLoginThrottle(t *testing.T) {
+	eachEngine(t, func(t *testing.T, b *bundle) {
+		for i := range 10 {
+			if r := b.browser().postJSON("/auth/login", `{"email":"`+b.owner.Email+`","password":"wrong password!"}`); r.status != http.StatusUnauthorized {
+				t.Fatalf("failure %d: %d", i, r.status)
+			}
+		}
+		// The account is locked for a while, even with the right password…
+		r := b.browser().postJSON("/auth/login", `{"email":"`+b.owner.Email+`","password":"`+password+`"}`)
+		if r.status != http.StatusTooManyRequests || r.errorCode() != "RATE_LIMITED" || r.header.Get("Retry-After") == "" {
+			t.Errorf("after 10 failures: %d %s", r.status, r.body)
+		}
+		// …while another account signs in from the same address.
+		other := b.addUser(b.s.MerchantID, "other@example.com", team.Viewer)
+		b.login(other.Email)
+	})
+}
+
+func TestSecurityHeaders(t *testing.T) {
+	b := setup(t, testserver.Options{})
+	for _, path := range []string{"/login", "/"} {
+		r := b.login(b.owner.Email).get(path)
+		if path == "/login" {
+			r = b.browser().get(path)
+		}
+		h := r.header
+		csp := h.Get("Content-Security-Policy")
+		if !strings.Contains(csp, "script-src 'self'") || strings.Contains(csp, "unsafe-inline") || !strings.Contains(csp, "frame-ancestors 'none'") {
+			t.Errorf("%s CSP %q", path, csp)
+		}
+		if h.Get("X-Frame-Options") != "DENY" || h.Get("Referrer-Policy") == "" || h.Get("Cache-Control") != "no-store" || h.Get("X-Request-Id") == "" {
+			t.Errorf("%s headers %v", path, h)
+		}
+	}
+}
