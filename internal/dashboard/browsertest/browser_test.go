@@ -117,6 +117,11 @@ func newBrowser(t testing.TB, base, prefix string) *Browser {
 		chromedp.Flag("disable-extensions", true),
 		chromedp.Flag("disable-default-apps", true),
 		chromedp.Flag("disable-dev-shm-usage", true),
+		// A tab in the background (the journey watches a payment's page
+		// while it works in another) runs its timers and renders as usual.
+		chromedp.Flag("disable-background-timer-throttling", true),
+		chromedp.Flag("disable-backgrounding-occluded-windows", true),
+		chromedp.Flag("disable-renderer-backgrounding", true),
 		chromedp.Flag("disable-features", "Translate,MediaRouter,OptimizationHints"),
 		chromedp.Flag("password-store", "basic"),
 		chromedp.Flag("lang", "en-US"),
@@ -134,6 +139,23 @@ func newBrowser(t testing.TB, base, prefix string) *Browser {
 		t.Fatalf("set the viewport: %v", err)
 	}
 	return &Browser{t: t, ctx: ctx, base: base, axe: axe, shots: screenshotDir(t), prefix: prefix, checked: map[string]bool{}}
+}
+
+// newTab opens another tab in the same browser (same cookies); it closes
+// at the test's cleanup.
+func (b *Browser) newTab() *Browser {
+	b.t.Helper()
+	ctx, cancel := chromedp.NewContext(b.ctx)
+	b.t.Cleanup(cancel)
+	// The first action opens the tab and binds it to its context: give it
+	// the tab's own, not a step's, which ends with the step.
+	if err := chromedp.Do(ctx); err != nil {
+		b.t.Fatalf("open a tab: %v", err)
+	}
+	tab := *b
+	tab.ctx = ctx
+	tab.do("size the tab", chromedp.EmulateViewport(1280, 900))
+	return &tab
 }
 
 // do runs steps with the step timeout, failing the test on error.
@@ -223,13 +245,14 @@ func (b *Browser) has(sel string) bool {
 	return n > 0
 }
 
-// waitText polls until the page's text matches re or the step timeout ends,
-// reloading every second when reload is set (for pages without live update).
+// waitText polls until the page's text (folded details included) matches
+// re or the step timeout ends, reloading every second when reload is set
+// (for pages without live update).
 func (b *Browser) waitText(re *regexp.Regexp, reload bool) string {
 	b.t.Helper()
 	deadline := time.Now().Add(stepTimeout)
 	for {
-		txt := b.bodyText()
+		txt := run(b, "read the page", chromedp.Evaluate[string](`document.body ? document.body.textContent : ""`))
 		if re.MatchString(txt) {
 			return txt
 		}

@@ -39,6 +39,9 @@ type journey struct {
 	key      string // the API key made in the dashboard
 	txID     string // the payment made with it
 	ref      string
+	// secret and oldSecret are the webhook endpoint's signing secrets,
+	// before and after rotation.
+	secret, oldSecret string
 }
 
 func merchantJourney(t *testing.T, engine string) {
@@ -53,9 +56,15 @@ func merchantJourney(t *testing.T, engine string) {
 
 	j.signIn()
 	j.createKey()
+	j.addEndpoint()
 	j.pay()
-	j.revokeKey()
+	j.findPayment()
+	j.confirmOnPhone()
+	j.sendTest()
+	j.rotate()
+	j.resend()
 	j.otherPages()
+	j.revokeKey()
 	j.french()
 	j.signOut()
 }
@@ -131,19 +140,10 @@ func (j *journey) createKey() {
 	}
 }
 
-// pay makes a payment through /v1 with the dashboard's key, as the
-// merchant's server would.
+// pay makes a payment through /v1 with the dashboard's key.
 func (j *journey) pay() {
-	t := j.t
-	c := client.New(j.key, client.WithBaseURL(j.srv.URL))
-	j.ref = "order-" + strings.ToLower(rand.Text()[:8])
-	tx, err := c.CreateTransaction(context.Background(), client.CreateTransactionParams{
-		Reference: j.ref, Amount: 1500, Operator: client.OperatorAirtel, PhoneNumber: "+23566123456", Description: "Savon x3",
-	})
-	if err != nil {
-		t.Fatalf("create a payment with the dashboard's key: %v", err)
-	}
-	j.txID = tx.ID
+	tx := j.createPayment(payerNumber, 1500)
+	j.txID, j.ref = tx.ID, tx.Reference
 }
 
 // revokeKey: revoking asks first, then the key stops working on /v1.
@@ -170,6 +170,7 @@ func (j *journey) revokeKey() {
 func (j *journey) otherPages() {
 	b := j.b
 	for _, p := range []struct{ path, name string }{
+		{"/", "overview-paid"}, {"/transactions", "transactions-all"}, {"/reconciliation", "reconciliation"},
 		{"/team", "team"}, {"/audit", "audit"}, {"/account", "account"},
 	} {
 		if status := b.open(p.path); status != http.StatusOK {
