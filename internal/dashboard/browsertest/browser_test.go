@@ -91,6 +91,9 @@ type Browser struct {
 	shots   string
 	prefix  string
 	checked map[string]bool
+	// pagesOnly turns check and checkNarrow off: a second run of the same
+	// pages on another engine tests the data paths, not the markup again.
+	pagesOnly bool
 }
 
 // stepTimeout bounds each action; the race detector and a busy machine make
@@ -270,9 +273,16 @@ func (b *Browser) waitText(re *regexp.Regexp, reload bool) string {
 // name.png. Call it on every page the journey visits.
 func (b *Browser) check(name string) {
 	b.t.Helper()
+	if b.pagesOnly {
+		return
+	}
 	b.checked[name] = true
+	start := time.Now()
 	b.screenshot(name)
-	if vs := b.axeViolations(); len(vs) > 0 {
+	shot := time.Since(start)
+	vs := b.axeViolations()
+	b.t.Logf("checked %s: screenshot %s, axe-core %s", name, shot.Round(time.Millisecond), (time.Since(start) - shot).Round(time.Millisecond))
+	if len(vs) > 0 {
 		b.t.Errorf("axe-core on %q (%s): %d serious or critical violation(s):\n%s", name, b.path(), len(vs), formatViolations(vs))
 	}
 }

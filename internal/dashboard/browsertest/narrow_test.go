@@ -66,6 +66,9 @@ var measureWidth = fmt.Sprintf(`(() => {
 // safe on a page that answered a form.
 func (b *Browser) checkNarrow(name string) {
 	b.t.Helper()
+	if b.pagesOnly {
+		return
+	}
 	r := b.onPhone(func() { b.screenshot(name + "-360") })
 	if msg := r.problem(); msg != "" {
 		b.t.Errorf("page %q (%s) at %d px: %s", name, b.path(), phoneWidth, msg)
