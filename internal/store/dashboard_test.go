@@ -232,6 +232,15 @@ func TestSessions(t *testing.T) {
 		if active(c, now) {
 			t.Error("a session survived a password change")
 		}
+		// Prune drops ended sessions only: a, b and c (the password change
+		// ended a and c).
+		live := start()
+		if n, err := sessions.Prune(ctx, now.Add(time.Second)); err != nil || n != 3 {
+			t.Errorf("prune: %d rows, %v", n, err)
+		}
+		if !active(live, now) {
+			t.Error("prune ended a live session")
+		}
 		d := start()
 		if err := users.Remove(ctx, m.ID, dev.ID); err != nil {
 			t.Fatal(err)
