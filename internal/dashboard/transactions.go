@@ -3,6 +3,7 @@ package dashboard
 import (
 	"context"
 	"encoding/csv"
+	"html/template"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -290,6 +291,12 @@ func (d *Dashboard) handleTransaction() http.Handler {
 		}
 		d.render(w, r, http.StatusOK, "transaction", p)
 	})
+}
+
+// WhenSeconds is when to the second: a payment's steps are seconds apart.
+func (l *layout) WhenSeconds(t time.Time) template.HTML {
+	return template.HTML(`<time datetime="` + t.UTC().Format(time.RFC3339Nano) + `" title="` + t.UTC().Format("2006-01-02 15:04:05.000") +
+		` UTC">` + t.In(ndjamena).Format("02/01/2006 15:04:05") + `</time>`)
 }
 
 // StepName is a timeline step's name in the page's language.
