@@ -3,6 +3,7 @@ package dashboard
 import (
 	"context"
 	"encoding/csv"
+	"html/template"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -110,9 +111,11 @@ type transactionsPage struct {
 	Transactions []payment.Transaction
 	Total        int
 	Pages        int
-	PrevQuery    string // "" when there is no such page
-	NextQuery    string
-	ExportQuery  string
+	// Links to the neighbouring pages ("" when there is none) and to the
+	// export of the filtered list, whole paths with their query.
+	PrevURL   string
+	NextURL   string
+	ExportURL string
 }
 
 func (d *Dashboard) handleTransactions() http.Handler {
@@ -147,17 +150,22 @@ func (d *Dashboard) handleTransactions() http.Handler {
 			p.Pages = (page.Total + transactionsPerPage - 1) / transactionsPerPage
 		}
 		if f.Page > 1 {
-			p.PrevQuery = f.query(f.Page - 1)
-			if p.PrevQuery == "" {
-				p.PrevQuery = "page=1"
-			}
+			p.PrevURL = withQuery("/transactions", f.query(f.Page-1))
 		}
 		if f.Page < p.Pages {
-			p.NextQuery = f.query(f.Page + 1)
+			p.NextURL = withQuery("/transactions", f.query(f.Page+1))
 		}
-		p.ExportQuery = f.query(1)
+		p.ExportURL = withQuery("/transactions/export.csv", f.query(1))
 		d.render(w, r, http.StatusOK, "transactions", p)
 	})
+}
+
+// withQuery joins a path and an encoded query.
+func withQuery(path, query string) string {
+	if query == "" {
+		return path
+	}
+	return path + "?" + query
 }
 
 // matches applies the list's other filters to a transaction found by
@@ -283,6 +291,12 @@ func (d *Dashboard) handleTransaction() http.Handler {
 		}
 		d.render(w, r, http.StatusOK, "transaction", p)
 	})
+}
+
+// WhenSeconds is when to the second: a payment's steps are seconds apart.
+func (l *layout) WhenSeconds(t time.Time) template.HTML {
+	return template.HTML(`<time datetime="` + t.UTC().Format(time.RFC3339Nano) + `" title="` + t.UTC().Format("2006-01-02 15:04:05.000") +
+		` UTC">` + t.In(ndjamena).Format("02/01/2006 15:04:05") + `</time>`)
 }
 
 // StepName is a timeline step's name in the page's language.

@@ -89,7 +89,7 @@ type deliveriesPage struct {
 	Endpoint     string
 	Fields       map[string]string
 	DeliveryList deliveryList
-	NextQuery    string
+	NextURL      string
 }
 
 func (d *Dashboard) webhooksPage(r *http.Request) (*webhooksPage, error) {
@@ -284,7 +284,7 @@ func (d *Dashboard) handleDeliveries() http.Handler {
 					next.Set(k, v)
 				}
 			}
-			p.NextQuery = next.Encode()
+			p.NextURL = "/webhooks/deliveries?" + next.Encode()
 		}
 		d.render(w, r, http.StatusOK, "deliveries", p)
 	})
