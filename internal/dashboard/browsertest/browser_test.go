@@ -269,6 +269,12 @@ func (b *Browser) waitText(re *regexp.Regexp, reload bool) string {
 	}
 }
 
+// unfold opens every folded <details> of the page, as a reader would.
+func (b *Browser) unfold() {
+	b.t.Helper()
+	b.do("unfold the details", chromedp.Evaluate[chromedp.Void](`document.querySelectorAll('details:not(.menu-toggle)').forEach(d => { d.open = true; })`))
+}
+
 // check runs axe-core on the current page and saves its screenshot as
 // name.png. Call it on every page the journey visits.
 func (b *Browser) check(name string) {

@@ -2,7 +2,6 @@ package browsertest
 
 import (
 	"context"
-	"crypto/rand"
 	"errors"
 	"net/http"
 	"strings"

@@ -115,7 +115,7 @@ func (j *journey) confirmOnPhone() {
 		t.Errorf("the success event's signatures %v are not by the endpoint's secret", d.Signatures)
 	}
 	watch.waitText(regexp.MustCompile(`transaction\.success[\s\S]*`+regexp.QuoteMeta(j.rc.URL)), true)
-	watch.do("open the delivery", chromedp.Click(chromedp.CSS("main details.delivery-details, main li.delivery summary")))
+	watch.unfold()
 	watch.waitText(regexp.MustCompile(`HTTP 200`), false)
 	watch.check("transaction")
 	watch.checkNarrow("transaction")
@@ -172,7 +172,7 @@ func (j *journey) resend() {
 	b.checkNarrow("deliveries-pending")
 	before = len(j.rc.deliveries())
 	resend := `main form[action$="/resend"] button[type=submit]`
-	b.do("open the delivery", chromedp.Click(chromedp.CSS(`main li.delivery summary`)))
+	b.unfold()
 	b.submit(resend)
 	d := j.rc.await(t, before, "the re-sent success event", func(d delivery) bool {
 		return d.Event == "transaction.success" && d.Data["id"] == tx.ID
