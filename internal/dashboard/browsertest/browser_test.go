@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/chromedp"
 )
@@ -94,6 +95,19 @@ type Browser struct {
 	// pagesOnly turns check and checkNarrow off: a second run of the same
 	// pages on another engine tests the data paths, not the markup again.
 	pagesOnly bool
+	// noScript is set by withoutJavaScript.
+	noScript bool
+}
+
+// withoutJavaScript turns the pages' scripts off in this tab (and the tabs
+// it opens): every main action must work without them.
+func (b *Browser) withoutJavaScript() {
+	b.t.Helper()
+	b.noScript = true
+	b.do("turn JavaScript off", chromedp.Func(func(ctx context.Context, t *chromedp.Target) error {
+		_, err := chromedp.Call(ctx, emulation.SetScriptExecutionDisabled, emulation.SetScriptExecutionDisabledParams{Value: true})
+		return err
+	}))
 }
 
 // stepTimeout bounds each action; the race detector and a busy machine make
@@ -158,6 +172,9 @@ func (b *Browser) newTab() *Browser {
 	tab := *b
 	tab.ctx = ctx
 	tab.do("size the tab", chromedp.EmulateViewport(1280, 900))
+	if b.noScript {
+		tab.withoutJavaScript()
+	}
 	return &tab
 }
 
@@ -263,7 +280,7 @@ func (b *Browser) waitText(re *regexp.Regexp, reload bool) string {
 			b.t.Fatalf("page %s never showed %s; it shows:\n%s", b.path(), re, txt)
 		}
 		time.Sleep(500 * time.Millisecond)
-		if reload {
+		if reload || b.noScript {
 			b.do("reload", chromedp.Reload())
 		}
 	}

@@ -16,8 +16,9 @@ import (
 )
 
 // TestMerchantJourney walks a merchant through the dashboard in chromium, on
-// every database engine (axe-core, the width check and the screenshots on
-// the first only: the pages are the same): sign in, make an API key and see it once, take a
+// every database engine: on the first with every page checked by axe-core,
+// the width check and a screenshot; on the others with JavaScript off, as
+// every main action must work without it. The walk: sign in, make an API key and see it once, take a
 // payment through /v1 with it, follow it to SUCCESS and its webhook at a
 // local receiver, manage the webhook endpoint, revoke the key, switch to
 // French, sign out, and find nothing behind the back button. Every page
@@ -44,9 +45,12 @@ type journey struct {
 	secret, oldSecret string
 }
 
-func merchantJourney(t *testing.T, engine string, pagesOnly bool) {
+func merchantJourney(t *testing.T, engine string, second bool) {
 	b := newBrowser(t, "", engine) // first: skips before a server starts
-	b.pagesOnly = pagesOnly
+	if second {
+		b.pagesOnly = true
+		b.withoutJavaScript()
+	}
 	srv := testserver.Start(t, testserver.Options{DB: engine})
 	b.base = srv.URL
 	j := &journey{t: t, b: b, srv: srv, rc: newReceiver(t),
@@ -130,6 +134,10 @@ func (j *journey) createKey() {
 	}
 	b.check("key-created")
 	b.checkNarrow("key-created")
+	// The copy button is app.js's: shown with JavaScript, absent without.
+	if hidden := run(b, "look at the copy button", chromedp.Evaluate[bool](`document.querySelector('button[data-copy="new-key"]').hidden`)); hidden != b.noScript {
+		t.Errorf("the key's copy button hidden=%v with JavaScript off=%v", hidden, b.noScript)
+	}
 
 	b.submit(`main a[href="/keys"]`)
 	if strings.Contains(run(b, "read the page", chromedp.OuterHTML(chromedp.CSS("html"))), j.key) {
