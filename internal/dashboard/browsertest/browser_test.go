@@ -97,6 +97,45 @@ type Browser struct {
 	pagesOnly bool
 	// noScript is set by withoutJavaScript.
 	noScript bool
+	// console gathers the pages' script errors and security (CSP) reports.
+	console *consoleLog
+}
+
+// consoleLog holds what the pages said that a reader would see as a fault.
+type consoleLog struct {
+	mu   sync.Mutex
+	msgs []string
+}
+
+// listen collects, for the tab of ctx, uncaught exceptions, console.error
+// calls, security reports (a Content-Security-Policy refusal) and failed
+// loads of the dashboard's own static files.
+func (c *consoleLog) listen(ctx context.Context) {
+	msgs := chromedp.Console(ctx)
+	go func() {
+		for m, err := range msgs {
+			if err != nil {
+				return
+			}
+			bad := m.IsException() || m.Source == "security" ||
+				(m.Type == chromedp.ConsoleError && (m.Source == "" || m.Source == "javascript" || strings.Contains(m.URL, "/static/")))
+			if !bad {
+				continue
+			}
+			c.mu.Lock()
+			c.msgs = append(c.msgs, fmt.Sprintf("%s (%s %s) at %s", m.Text, m.Type, m.Source, m.URL))
+			c.mu.Unlock()
+		}
+	}()
+}
+
+// take returns and forgets what was collected.
+func (c *consoleLog) take() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	msgs := c.msgs
+	c.msgs = nil
+	return msgs
 }
 
 // withoutJavaScript turns the pages' scripts off in this tab (and the tabs
@@ -155,7 +194,9 @@ func newBrowser(t testing.TB, base, prefix string) *Browser {
 	if err := chromedp.Do(start, chromedp.EmulateViewport(1280, 900)); err != nil {
 		t.Fatalf("set the viewport: %v", err)
 	}
-	return &Browser{t: t, ctx: ctx, base: base, axe: axe, shots: screenshotDir(t), prefix: prefix, checked: map[string]bool{}}
+	b := &Browser{t: t, ctx: ctx, base: base, axe: axe, shots: screenshotDir(t), prefix: prefix, checked: map[string]bool{}, console: &consoleLog{}}
+	b.console.listen(ctx)
+	return b
 }
 
 // newTab opens another tab in the same browser (same cookies); it closes
@@ -171,6 +212,7 @@ func (b *Browser) newTab() *Browser {
 	}
 	tab := *b
 	tab.ctx = ctx
+	tab.console.listen(ctx)
 	tab.do("size the tab", chromedp.EmulateViewport(1280, 900))
 	if b.noScript {
 		tab.withoutJavaScript()
@@ -305,6 +347,9 @@ func (b *Browser) check(name string) {
 	shot := time.Since(start)
 	vs := b.axeViolations()
 	b.t.Logf("checked %s: screenshot %s, axe-core %s", name, shot.Round(time.Millisecond), (time.Since(start) - shot).Round(time.Millisecond))
+	if msgs := b.console.take(); len(msgs) > 0 {
+		b.t.Errorf("the browser reported faults up to page %q (%s):\n  %s", name, b.path(), strings.Join(msgs, "\n  "))
+	}
 	if len(vs) > 0 {
 		b.t.Errorf("axe-core on %q (%s): %d serious or critical violation(s):\n%s", name, b.path(), len(vs), formatViolations(vs))
 	}

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 // The harness's own checks must be able to fail: a page with known faults
@@ -18,6 +19,7 @@ const faultyPage = `<!doctype html><html><head><title>faulty</title></head><body
 <button></button>
 <p style="color:#ccc;background:#fff">pale text</p>
 <div style="width:600px">a row too wide for a phone</div>
+<script>console.log("inline script ran")</script>
 </body></html>`
 
 const cleanPage = `<!doctype html><html lang="en"><head><meta charset="utf-8">
@@ -70,6 +72,17 @@ func TestHarnessReportsFaults(t *testing.T) {
 	}
 	if msg := formatViolations(b.axeViolations()); !strings.Contains(msg, "image-alt") || !strings.Contains(msg, "<img") {
 		t.Errorf("the violation report does not name the rule and the element:\n%s", msg)
+	}
+	// The inline script broke the page's CSP: the browser says so.
+	var said []string
+	for range 20 {
+		if said = append(said, b.console.take()...); strings.Contains(strings.Join(said, " "), "Content Security Policy") {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if !strings.Contains(strings.Join(said, " "), "Content Security Policy") {
+		t.Errorf("the console collector missed the CSP refusal of an inline script; it has %q", said)
 	}
 
 	b.open("/clean")

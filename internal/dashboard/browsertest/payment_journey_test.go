@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"regexp"
 	"strings"
+	"time"
 
 	"github.com/chromedp/chromedp"
 
@@ -117,6 +118,7 @@ func (j *journey) confirmOnPhone() {
 	watch.waitText(regexp.MustCompile(`transaction\.success[\s\S]*`+regexp.QuoteMeta(j.rc.URL)), true)
 	watch.unfold()
 	watch.waitText(regexp.MustCompile(`HTTP 200`), false)
+	j.checkTimes(watch)
 	watch.check("transaction")
 	watch.checkNarrow("transaction")
 }
@@ -186,5 +188,33 @@ func (j *journey) resend() {
 	b.open("/webhooks/deliveries?state=pending")
 	if b.has(resend) {
 		t.Errorf("the re-sent delivery is still pending:\n%s", b.bodyText())
+	}
+}
+
+// checkTimes: the page shows times in N'Djamena time (UTC+1), with the UTC
+// instant on hover.
+func (j *journey) checkTimes(b *Browser) {
+	t := j.t
+	type shown struct {
+		DateTime string `json:"dt"`
+		Title    string `json:"title"`
+		Text     string `json:"text"`
+	}
+	times := run(b, "read the times", chromedp.Evaluate[[]shown](
+		`[...document.querySelectorAll('main time')].map(e => ({dt: e.dateTime, title: e.title, text: e.textContent.trim()}))`))
+	if len(times) == 0 {
+		t.Fatalf("the payment's page shows no <time>")
+	}
+	for _, tm := range times {
+		at, err := time.Parse(time.RFC3339, tm.DateTime)
+		if err != nil {
+			t.Errorf("<time datetime=%q>: %v", tm.DateTime, err)
+			continue
+		}
+		local := at.UTC().Add(time.Hour).Format("02/01/2006 15:04")
+		if !strings.HasPrefix(tm.Text, local) || !strings.HasSuffix(tm.Title, "UTC") ||
+			!strings.Contains(tm.Title, at.UTC().Format("15:04")) {
+			t.Errorf("a time shows %q titled %q for %s; want N'Djamena time %s… and the UTC time on hover", tm.Text, tm.Title, tm.DateTime, local)
+		}
 	}
 }
