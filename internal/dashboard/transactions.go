@@ -214,9 +214,12 @@ func (d *Dashboard) handleExport() http.Handler {
 			out.Flush()
 			return
 		}
-		flusher, _ := w.(http.Flusher)
+		// The server's write timeout bounds a whole response; an export
+		// of any size gets it afresh for each batch instead.
+		rc := http.NewResponseController(w)
 		before := ""
 		for {
+			rc.SetWriteDeadline(time.Now().Add(exportBatchTimeout))
 			batch, err := d.records.TransactionsBefore(r.Context(), merchant, lf, before, exportBatch)
 			if err != nil {
 				// The status line is gone; the truncated file must not
@@ -233,9 +236,7 @@ func (d *Dashboard) handleExport() http.Handler {
 			if out.Error() != nil {
 				return // the browser went away
 			}
-			if flusher != nil {
-				flusher.Flush()
-			}
+			rc.Flush()
 			if len(batch) < exportBatch {
 				return
 			}
@@ -244,8 +245,12 @@ func (d *Dashboard) handleExport() http.Handler {
 	})
 }
 
-// exportBatch is how many rows the export reads per query.
-const exportBatch = 500
+// exportBatch is how many rows the export reads per query, and
+// exportBatchTimeout how long the browser has to take one batch.
+const (
+	exportBatch        = 500
+	exportBatchTimeout = 30 * time.Second
+)
 
 // cell keeps free text from being read as a formula by a spreadsheet
 // ("=", "+", "-", "@" first): the export is opened in Excel more often
