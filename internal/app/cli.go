@@ -150,6 +150,7 @@ func init() {
 		{"version", "version [--json]",
 			"Print the version.", (*cli).version},
 	}
+	commands = append(commands, userCommands...)
 }
 
 func lookup(name string) *command {

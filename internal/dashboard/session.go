@@ -38,6 +38,8 @@ type Sessions interface {
 	Active(ctx context.Context, jti string, now, idleSince time.Time) (*team.Session, *team.User, error)
 	Touch(ctx context.Context, jti string, now time.Time) error
 	End(ctx context.Context, jti string, now time.Time) error
+	// Prune deletes the rows of sessions that ended before cutoff.
+	Prune(ctx context.Context, cutoff time.Time) (int64, error)
 }
 
 // Session lifetimes: a session ends after IdleTimeout without a request,
@@ -310,6 +312,11 @@ func (d *Dashboard) handleLogin() http.Handler {
 		if err := d.issue(w, row, u, now); err != nil {
 			d.fail(w, r, err)
 			return
+		}
+		// Sign-ins are rare (and throttled): each clears the rows of
+		// sessions that ended over a day ago, which no request can use.
+		if _, err := d.sessions.Prune(r.Context(), now.Add(-24*time.Hour)); err != nil {
+			d.log.Warn("prune sessions", "err", err)
 		}
 		d.audit(r.Context(), team.AuditEntry{MerchantID: u.MerchantID, UserID: u.ID, Email: u.Email,
 			Action: team.ActionSignIn, Target: u.Email, Address: addr, At: now})

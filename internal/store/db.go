@@ -76,7 +76,13 @@ func open(ctx context.Context, url string, create bool) (*DB, error) {
 		if err != nil {
 			return nil, fmt.Errorf("PostgreSQL connection string %s: %w", Redact(target), err)
 		}
+		// Keep as many idle connections as open ones: with database/sql's
+		// default of 2, a burst of concurrent requests opens and closes
+		// connections continuously, each a PostgreSQL backend start (get
+		// went from 3,990/s, p99 225 ms, to 7,780/s, p99 17 ms, at 32
+		// connections when only this changed).
 		sqldb.SetMaxOpenConns(20)
+		sqldb.SetMaxIdleConns(20)
 		db := &DB{DB: sqldb, Dialect: Postgres}
 		if err := db.PingContext(ctx); err != nil {
 			db.Close()

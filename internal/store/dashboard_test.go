@@ -1,0 +1,309 @@
+package store_test
+
+import (
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/momopay/momopay/internal/payment"
+	"github.com/momopay/momopay/internal/store"
+	"github.com/momopay/momopay/internal/team"
+)
+
+// TestDailyTotals: the overview's totals follow each insert, settlement
+// and delete in the same database transaction, by N'Djamena day.
+func TestDailyTotals(t *testing.T) {
+	eachEngine(t, func(t *testing.T, db *store.DB) {
+		ctx := t.Context()
+		txs, create := newTransactions(t, db)
+		figures := store.NewFigures(db)
+		late := time.Date(2026, 3, 10, 23, 30, 0, 0, time.UTC) // 00:30 on the 11th in N'Djamena
+		a, b, c := create("a", late), create("b", late), create("c", late.Add(-time.Hour))
+		merchant := a.MerchantID
+		totals := func() map[string]store.DailyTotal {
+			t.Helper()
+			list, err := figures.DailyTotals(ctx, merchant, "2026-03-01", "2026-03-31")
+			if err != nil {
+				t.Fatal(err)
+			}
+			out := map[string]store.DailyTotal{}
+			for _, d := range list {
+				out[d.Day+" "+string(d.Status)] = d
+			}
+			return out
+		}
+		check := func(when string, want map[string]int64) {
+			t.Helper()
+			got := totals()
+			if len(got) != len(want) {
+				t.Errorf("%s: totals %v, want counts %v", when, got, want)
+			}
+			for k, n := range want {
+				if got[k].Count != n || got[k].Amount != n*1500 || got[k].Operator != payment.OperatorAirtel {
+					t.Errorf("%s: %s is %+v, want %d", when, k, got[k], n)
+				}
+			}
+		}
+		check("after inserts", map[string]int64{"2026-03-11 PENDING": 2, "2026-03-10 PENDING": 1})
+
+		settle := func(tr *payment.Transaction, to payment.Status) {
+			t.Helper()
+			if _, _, err := txs.Settle(ctx, payment.Settlement{MerchantID: merchant, TransactionID: tr.ID, To: to,
+				At: late.Add(10 * time.Minute), Source: "test", Reconcile: true}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		settle(a, payment.StatusSuccess)
+		settle(a, payment.StatusFailed) // a late contrary outcome: a case, not a change
+		settle(c, payment.StatusTimeout)
+		check("after settlements", map[string]int64{"2026-03-11 PENDING": 1, "2026-03-11 SUCCESS": 1, "2026-03-10 TIMEOUT": 1})
+
+		if deleted, err := txs.DeleteTransaction(ctx, merchant, b.ID); err != nil || !deleted {
+			t.Fatalf("delete: %v %v", deleted, err)
+		}
+		if deleted, err := txs.DeleteTransaction(ctx, merchant, a.ID); err != nil || deleted {
+			t.Fatalf("delete a settled one: %v %v", deleted, err)
+		}
+		check("after a delete", map[string]int64{"2026-03-11 SUCCESS": 1, "2026-03-10 TIMEOUT": 1})
+
+		// A duplicate reference adds nothing.
+		dup := *a
+		dup.ID, dup.InternalRef = uuid.NewString(), "SERVICE-X"+uuid.NewString()[:6]
+		if err := txs.CreateTransaction(ctx, &dup); payment.ErrorCode(err) != payment.EDUPLICATE {
+			t.Fatalf("duplicate: %v", err)
+		}
+		check("after a duplicate", map[string]int64{"2026-03-11 SUCCESS": 1, "2026-03-10 TIMEOUT": 1})
+
+		latest, err := figures.LatestTransactions(ctx, merchant, 1)
+		if err != nil || len(latest) != 1 || latest[0].ID != a.ID {
+			t.Errorf("latest: %v %v", latest, err)
+		}
+		undelivered, cases, err := figures.Alerts(ctx, merchant)
+		if err != nil || undelivered != 0 || cases != 1 {
+			t.Errorf("alerts: %d undelivered, %d cases, %v", undelivered, cases, err)
+		}
+	})
+}
+
+func TestUsers(t *testing.T) {
+	eachEngine(t, func(t *testing.T, db *store.DB) {
+		ctx := t.Context()
+		now := time.Date(2026, 3, 1, 8, 0, 0, 0, time.UTC)
+		merchants, users := store.NewMerchants(db), store.NewUsers(db)
+		m, err := merchants.Create(ctx, "Shop", "owner@shop.td", "correct horse battery", now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		other, err := merchants.Create(ctx, "Other", "owner@other.td", "correct horse battery", now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		list, err := users.List(ctx, m.ID)
+		if err != nil || len(list) != 1 || list[0].Email != "owner@shop.td" || list[0].Role != team.Owner {
+			t.Fatalf("a new merchant's users: %v %v", list, err)
+		}
+		owner := list[0]
+		dev, err := users.Add(ctx, m.ID, " Dev@Shop.td ", team.Developer, "a developer password", now)
+		if err != nil || dev.Email != "dev@shop.td" {
+			t.Fatalf("add: %+v %v", dev, err)
+		}
+		// An email signs in to one merchant only: taken across merchants,
+		// and by merchants' own logins.
+		for _, email := range []string{"dev@shop.td", "owner@other.td"} {
+			if _, err := users.Add(ctx, other.ID, email, team.Viewer, "a viewer password!", now); !errors.Is(err, team.ErrEmailTaken) {
+				t.Errorf("add %s again: %v", email, err)
+			}
+		}
+		if _, err := merchants.Create(ctx, "Third", "dev@shop.td", "correct horse battery", now); !errors.Is(err, store.ErrEmailTaken) {
+			t.Errorf("a merchant with a user's email: %v", err)
+		}
+		for _, bad := range []struct {
+			email, role, password, field string
+		}{{"nope", "viewer", "a long password", "email"}, {"x@shop.td", "admin", "a long password", "role"}, {"x@shop.td", "viewer", "short", "password"}} {
+			_, err := users.Add(ctx, m.ID, bad.email, team.Role(bad.role), bad.password, now)
+			var e *payment.Error
+			if !errors.As(err, &e) || e.Code != payment.EINVALID || e.Fields[bad.field] == "" {
+				t.Errorf("add %v: %v", bad, err)
+			}
+		}
+		if u, err := users.CheckPassword(ctx, "DEV@shop.td", "a developer password"); err != nil || u == nil || u.ID != dev.ID {
+			t.Errorf("right password: %v %v", u, err)
+		}
+		for _, c := range [][2]string{{"dev@shop.td", "a wrong password"}, {"nobody@shop.td", "a developer password"}} {
+			if u, err := users.CheckPassword(ctx, c[0], c[1]); err != nil || u != nil {
+				t.Errorf("%v: %v %v", c, u, err)
+			}
+		}
+		// Scoped to the merchant: another merchant's id is not found.
+		if _, err := users.User(ctx, other.ID, dev.ID); !errors.Is(err, team.ErrNotFound) {
+			t.Errorf("another merchant's user: %v", err)
+		}
+		for name, err := range map[string]error{
+			"role":     users.SetRole(ctx, other.ID, dev.ID, team.Viewer),
+			"remove":   users.Remove(ctx, other.ID, dev.ID),
+			"password": users.SetPassword(ctx, other.ID, dev.ID, "another password", now),
+			"language": users.SetLanguage(ctx, other.ID, dev.ID, "fr"),
+		} {
+			if !errors.Is(err, team.ErrNotFound) {
+				t.Errorf("%s of another merchant's user: %v", name, err)
+			}
+		}
+		// The last owner stays.
+		if err := users.SetRole(ctx, m.ID, owner.ID, team.Viewer); !errors.Is(err, team.ErrLastOwner) {
+			t.Errorf("demote the last owner: %v", err)
+		}
+		if err := users.Remove(ctx, m.ID, owner.ID); !errors.Is(err, team.ErrLastOwner) {
+			t.Errorf("remove the last owner: %v", err)
+		}
+		if err := users.SetRole(ctx, m.ID, dev.ID, team.Owner); err != nil {
+			t.Fatal(err)
+		}
+		if err := users.Remove(ctx, m.ID, owner.ID); err != nil {
+			t.Errorf("remove an owner while another stays: %v", err)
+		}
+		if err := users.SetLanguage(ctx, m.ID, dev.ID, "fr"); err != nil {
+			t.Fatal(err)
+		}
+		if u, _ := users.User(ctx, m.ID, dev.ID); u.Language != "fr" || u.Role != team.Owner {
+			t.Errorf("after changes: %+v", u)
+		}
+	})
+}
+
+func TestSessions(t *testing.T) {
+	eachEngine(t, func(t *testing.T, db *store.DB) {
+		ctx := t.Context()
+		now := time.Date(2026, 3, 1, 8, 0, 0, 0, time.UTC)
+		m, err := store.NewMerchants(db).Create(ctx, "Shop", "owner@shop.td", "correct horse battery", now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		users, sessions := store.NewUsers(db), store.NewSessions(db)
+		dev, err := users.Add(ctx, m.ID, "dev@shop.td", team.Developer, "a developer password", now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		start := func() string {
+			jti := uuid.NewString()
+			if err := sessions.Start(ctx, team.Session{JTI: jti, UserID: dev.ID, MerchantID: m.ID, CreatedAt: now, LastSeenAt: now, ExpiresAt: now.Add(12 * time.Hour)}); err != nil {
+				t.Fatal(err)
+			}
+			return jti
+		}
+		active := func(jti string, at time.Time) bool {
+			t.Helper()
+			s, u, err := sessions.Active(ctx, jti, at, at.Add(-30*time.Minute))
+			if errors.Is(err, team.ErrNotFound) {
+				return false
+			}
+			if err != nil || s.MerchantName != "Shop" || u.Email != "dev@shop.td" {
+				t.Fatalf("active: %+v %+v %v", s, u, err)
+			}
+			return true
+		}
+		a := start()
+		if !active(a, now.Add(29*time.Minute)) || active(a, now.Add(31*time.Minute)) {
+			t.Error("the idle timeout")
+		}
+		if err := sessions.Touch(ctx, a, now.Add(25*time.Minute)); err != nil {
+			t.Fatal(err)
+		}
+		if !active(a, now.Add(50*time.Minute)) {
+			t.Error("a touched session ended")
+		}
+		if err := sessions.Touch(ctx, a, now.Add(12*time.Hour-time.Minute)); err != nil {
+			t.Fatal(err)
+		}
+		if active(a, now.Add(12*time.Hour)) {
+			t.Error("a session outlived its absolute end")
+		}
+		b, c := start(), start()
+		if err := sessions.End(ctx, b, now); err != nil {
+			t.Fatal(err)
+		}
+		if active(b, now) || !active(c, now) {
+			t.Error("End")
+		}
+		if err := users.SetPassword(ctx, m.ID, dev.ID, "a new password!!", now); err != nil {
+			t.Fatal(err)
+		}
+		if active(c, now) {
+			t.Error("a session survived a password change")
+		}
+		// Prune drops ended sessions only: a, b and c (the password change
+		// ended a and c).
+		live := start()
+		if n, err := sessions.Prune(ctx, now.Add(time.Second)); err != nil || n != 3 {
+			t.Errorf("prune: %d rows, %v", n, err)
+		}
+		if !active(live, now) {
+			t.Error("prune ended a live session")
+		}
+		d := start()
+		if err := users.Remove(ctx, m.ID, dev.ID); err != nil {
+			t.Fatal(err)
+		}
+		if active(d, now) {
+			t.Error("a session survived its user's removal")
+		}
+		if active("no-such-jti", now) {
+			t.Error("an unknown jti is active")
+		}
+
+		s1, err := sessions.SessionSecret(ctx)
+		if err != nil || len(s1) != 32 {
+			t.Fatalf("secret: %d bytes, %v", len(s1), err)
+		}
+		if s2, _ := sessions.SessionSecret(ctx); string(s2) != string(s1) {
+			t.Error("the secret changed between calls")
+		}
+	})
+}
+
+func TestAuditLogStore(t *testing.T) {
+	eachEngine(t, func(t *testing.T, db *store.DB) {
+		ctx := t.Context()
+		now := time.Date(2026, 3, 1, 8, 0, 0, 0, time.UTC)
+		merchants := store.NewMerchants(db)
+		m, _ := merchants.Create(ctx, "Shop", "owner@shop.td", "correct horse battery", now)
+		other, _ := merchants.Create(ctx, "Other", "owner@other.td", "correct horse battery", now)
+		log := store.NewAuditLog(db)
+		for i := range 5 {
+			if err := log.Append(ctx, team.AuditEntry{MerchantID: m.ID, Email: "owner@shop.td", Action: "test", Target: string(rune('a' + i)),
+				Address: "127.0.0.1", At: now.Add(time.Duration(i/2) * time.Second)}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		log.Append(ctx, team.AuditEntry{MerchantID: other.ID, Email: "x", Action: "test", Target: "other", At: now})
+		var seen []string
+		var before time.Time
+		var beforeID string
+		for range 4 {
+			page, err := log.List(ctx, m.ID, before, beforeID, 2)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, e := range page {
+				seen = append(seen, e.Target)
+			}
+			if len(page) < 2 {
+				break
+			}
+			before, beforeID = page[len(page)-1].At, page[len(page)-1].ID
+		}
+		distinct := map[string]bool{}
+		for _, s := range seen {
+			distinct[s] = true
+		}
+		if len(seen) != 5 || len(distinct) != 5 || seen[0] != "e" {
+			t.Errorf("pages: %v, want the 5 entries newest first", seen)
+		}
+		for _, s := range seen {
+			if s == "other" {
+				t.Error("another merchant's entry")
+			}
+		}
+	})
+}
