@@ -208,8 +208,12 @@ func (d *Dashboard) handleExport() http.Handler {
 		}
 		if f.Reference != "" {
 			t, err := d.records.ByReference(r.Context(), merchant, f.Reference)
-			if err == nil && matches(t, lf) {
+			switch {
+			case err == nil && matches(t, lf):
 				write(t)
+			case err != nil && !isNotFound(err):
+				d.log.Error("export", "request_id", w.Header().Get("X-Request-Id"), "err", err)
+				out.Write([]string{"# export interrupted: internal error, request id " + w.Header().Get("X-Request-Id")})
 			}
 			out.Flush()
 			return
@@ -283,6 +287,14 @@ func (d *Dashboard) handleTransaction() http.Handler {
 		if err != nil {
 			d.fail(w, r, err)
 			return
+		}
+		if len(steps) == 0 {
+			// Recorded before transactions kept a timeline: what the row
+			// itself says.
+			steps = []payment.TransactionEvent{{Kind: payment.EventCreated, At: t.CreatedAt, Status: payment.StatusPending}}
+			if t.Status.Final() {
+				steps = append(steps, payment.TransactionEvent{Kind: payment.EventSettled, At: t.UpdatedAt, Status: t.Status})
+			}
 		}
 		hist, err := d.webhooks.History(r.Context(), merchant, webhook.DeliveryFilter{TransactionID: id, Limit: webhook.MaxDeliveryLimit})
 		if err != nil {
