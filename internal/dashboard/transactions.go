@@ -208,15 +208,22 @@ func (d *Dashboard) handleExport() http.Handler {
 		}
 		if f.Reference != "" {
 			t, err := d.records.ByReference(r.Context(), merchant, f.Reference)
-			if err == nil && matches(t, lf) {
+			switch {
+			case err == nil && matches(t, lf):
 				write(t)
+			case err != nil && !isNotFound(err):
+				d.log.Error("export", "request_id", w.Header().Get("X-Request-Id"), "err", err)
+				out.Write([]string{"# export interrupted: internal error, request id " + w.Header().Get("X-Request-Id")})
 			}
 			out.Flush()
 			return
 		}
-		flusher, _ := w.(http.Flusher)
+		// The server's write timeout bounds a whole response; an export
+		// of any size gets it afresh for each batch instead.
+		rc := http.NewResponseController(w)
 		before := ""
 		for {
+			rc.SetWriteDeadline(time.Now().Add(exportBatchTimeout))
 			batch, err := d.records.TransactionsBefore(r.Context(), merchant, lf, before, exportBatch)
 			if err != nil {
 				// The status line is gone; the truncated file must not
@@ -233,9 +240,7 @@ func (d *Dashboard) handleExport() http.Handler {
 			if out.Error() != nil {
 				return // the browser went away
 			}
-			if flusher != nil {
-				flusher.Flush()
-			}
+			rc.Flush()
 			if len(batch) < exportBatch {
 				return
 			}
@@ -244,8 +249,12 @@ func (d *Dashboard) handleExport() http.Handler {
 	})
 }
 
-// exportBatch is how many rows the export reads per query.
-const exportBatch = 500
+// exportBatch is how many rows the export reads per query, and
+// exportBatchTimeout how long the browser has to take one batch.
+const (
+	exportBatch        = 500
+	exportBatchTimeout = 30 * time.Second
+)
 
 // cell keeps free text from being read as a formula by a spreadsheet
 // ("=", "+", "-", "@" first): the export is opened in Excel more often
@@ -278,6 +287,14 @@ func (d *Dashboard) handleTransaction() http.Handler {
 		if err != nil {
 			d.fail(w, r, err)
 			return
+		}
+		if len(steps) == 0 {
+			// Recorded before transactions kept a timeline: what the row
+			// itself says.
+			steps = []payment.TransactionEvent{{Kind: payment.EventCreated, At: t.CreatedAt, Status: payment.StatusPending}}
+			if t.Status.Final() {
+				steps = append(steps, payment.TransactionEvent{Kind: payment.EventSettled, At: t.UpdatedAt, Status: t.Status})
+			}
 		}
 		hist, err := d.webhooks.History(r.Context(), merchant, webhook.DeliveryFilter{TransactionID: id, Limit: webhook.MaxDeliveryLimit})
 		if err != nil {

@@ -230,7 +230,7 @@ func (rc *receiver) requests() []received {
 // waitFor waits until the receiver has n requests.
 func (rc *receiver) waitFor(t *testing.T, n int) []received {
 	t.Helper()
-	deadline := time.Now().Add(15 * time.Second)
+	deadline := time.Now().Add(60 * time.Second)
 	for len(rc.requests()) < n {
 		if time.Now().After(deadline) {
 			t.Fatalf("receiver got %d requests, want %d", len(rc.requests()), n)
@@ -284,7 +284,7 @@ func TestTransactionDetailAndPhone(t *testing.T) {
 		if !strings.Contains(string(got[0].body), `"event":"transaction.success"`) {
 			t.Errorf("webhook: %s", got[0].body)
 		}
-		deadline := time.Now().Add(10 * time.Second)
+		deadline := time.Now().Add(60 * time.Second)
 		var done answer
 		for {
 			done = dev.get("/transactions/" + id)

@@ -251,7 +251,7 @@ func TestDeliveryHistoryPage(t *testing.T) {
 		}
 		br.postForm("/webhooks/resend-undelivered", url.Values{"since": {since}, "endpoint": {endpoint}})
 		rc.waitFor(t, sent+2)
-		deadline := time.Now().Add(10 * time.Second)
+		deadline := time.Now().Add(60 * time.Second)
 		for strings.Count(br.get("/webhooks/deliveries?state=delivered").body, `class="delivery"`) != 3 {
 			if time.Now().After(deadline) {
 				t.Fatal("the queued deliveries were not delivered")
