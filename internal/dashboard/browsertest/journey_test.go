@@ -12,6 +12,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/momopay/momopay/client"
+	"github.com/momopay/momopay/internal/dashboard"
 	"github.com/momopay/momopay/internal/testserver"
 )
 
@@ -102,22 +103,33 @@ func (j *journey) signIn() {
 	b.check("overview")
 	b.checkNarrow("overview")
 
-	cookies := run(b, "read cookies", func(ctx context.Context, tg *chromedp.Target) ([]*network.Cookie, error) {
-		r, err := chromedp.Call(ctx, network.GetCookies, network.GetCookiesParams{URLs: []string{b.base}})
-		return r.Cookies, err
-	})
-	var session *network.Cookie
-	for _, c := range cookies {
-		if c.HTTPOnly && c.Secure && c.SameSite == network.CookieSameSiteStrict {
-			session = c
-		}
-	}
-	if session == nil {
-		t.Errorf("no HttpOnly, Secure, SameSite=Strict cookie after signing in; cookies: %+v", cookies)
+	session := j.sessionCookie()
+	switch {
+	case session == nil:
+		t.Errorf("no %s cookie after signing in", dashboard.SessionCookie)
+	case !session.HTTPOnly || !session.Secure || session.SameSite != network.CookieSameSiteStrict:
+		t.Errorf("the session cookie is HttpOnly=%v Secure=%v SameSite=%s; want HttpOnly, Secure, Strict", session.HTTPOnly, session.Secure, session.SameSite)
+	case strings.Count(session.Value, ".") != 2:
+		t.Errorf("the session cookie does not hold a JWT (header.claims.signature)")
 	}
 	if v := run(b, "read document.cookie", chromedp.Evaluate[string](`document.cookie`)); session != nil && strings.Contains(v, session.Value) {
 		t.Errorf("the session cookie is readable by scripts: %q", v)
 	}
+}
+
+// sessionCookie is the browser's dashboard session cookie, or nil.
+func (j *journey) sessionCookie() *network.Cookie {
+	b := j.b
+	cookies := run(b, "read cookies", func(ctx context.Context, tg *chromedp.Target) ([]*network.Cookie, error) {
+		r, err := chromedp.Call(ctx, network.GetCookies, network.GetCookiesParams{URLs: []string{b.base}})
+		return r.Cookies, err
+	})
+	for _, c := range cookies {
+		if c.Name == dashboard.SessionCookie {
+			return c
+		}
+	}
+	return nil
 }
 
 // createKey: a key is shown once, on its own page, and neither the list nor
@@ -231,6 +243,9 @@ func (j *journey) signOut() {
 		t.Fatalf("signing out landed on %s; want the login page", p)
 	}
 	b.check("signed-out")
+	if c := j.sessionCookie(); c != nil {
+		t.Errorf("signing out left the session cookie in the browser")
+	}
 	b.do("press the back button", chromedp.NavigateBack())
 	txt := b.bodyText()
 	if strings.Contains(txt, "Boutique Abéché") || strings.Contains(txt, j.email) || b.has("nav.side") {
