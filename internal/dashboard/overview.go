@@ -52,8 +52,9 @@ type overviewPage struct {
 
 type countRow struct {
 	Name   string // status or operator code
-	Count  int64
-	Amount int64
+	Today  int64  // count today
+	Count  int64  // count over the 7 days
+	Amount int64  // amount over the 7 days
 }
 
 func (d *Dashboard) handleOverview() http.Handler {
@@ -98,13 +99,15 @@ func (d *Dashboard) overview(ctx context.Context, merchantID string, now time.Ti
 	}
 	var final int64
 	for _, t := range totals {
-		if row := status[t.Status]; row != nil {
+		for _, row := range []*countRow{status[t.Status], operator[t.Operator]} {
+			if row == nil {
+				continue
+			}
 			row.Count += t.Count
 			row.Amount += t.Amount
-		}
-		if row := operator[t.Operator]; row != nil {
-			row.Count += t.Count
-			row.Amount += t.Amount
+			if t.Day == days[6] {
+				row.Today += t.Count
+			}
 		}
 		if t.Status.Final() {
 			final += t.Count

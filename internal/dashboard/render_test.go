@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 // zeroPages is every page template with its page struct at its zero
@@ -124,6 +125,13 @@ func TestFormats(t *testing.T) {
 		if got := fromAcceptLanguage(header); got != want {
 			t.Errorf("Accept-Language %q: %s, want %s", header, got, want)
 		}
+	}
+	at := time.Date(2026, 3, 10, 23, 30, 5, 0, time.UTC)
+	if got := string(when(at)); got != `<time datetime="2026-03-10T23:30:05Z" title="2026-03-10 23:30:05 UTC">11/03/2026 00:30</time>` {
+		t.Errorf("when: %s", got)
+	}
+	if when(time.Time{}) != "–" || whenPtr(nil) != "–" {
+		t.Error("a missing time is not a dash")
 	}
 	if !slices.Equal([]bool{localPath("/keys"), localPath("//evil.example"), localPath("https://x"), localPath("/\\x"), localPath("")},
 		[]bool{true, false, false, false, false}) {

@@ -2,7 +2,6 @@ package dashboard
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -193,5 +192,3 @@ type AuditLog interface {
 	Append(ctx context.Context, e team.AuditEntry) error
 	List(ctx context.Context, merchantID string, before time.Time, beforeID string, limit int) ([]team.AuditEntry, error)
 }
-
-var errBadForm = errors.New("unreadable form")
