@@ -43,7 +43,7 @@ func BenchmarkPages100k(b *testing.B) {
 			for _, page := range []string{
 				"/transactions",
 				"/transactions?status=SUCCESS&operator=MOOV",
-				"/transactions?page=1000",
+				"/transactions?before=" + someID,
 				"/transactions?q=order-77777",
 				"/transactions/" + someID,
 				"/webhooks",

@@ -14,10 +14,9 @@ import (
 	"github.com/momopay/momopay/internal/webhook"
 )
 
-// Payments is what the transaction pages ask of the payment service: the
-// API's list (with its validation) and one transaction.
+// Payments is what the transaction page asks of the payment service: one
+// transaction, as the API reads it.
 type Payments interface {
-	List(ctx context.Context, merchantID string, f payment.ListFilter) (*payment.Page, error)
 	Get(ctx context.Context, merchantID, id string) (*payment.Transaction, error)
 }
 
@@ -26,9 +25,12 @@ type Payments interface {
 // scoped to merchantID; another merchant's id is payment.ErrNotFound.
 type TransactionRecords interface {
 	ByReference(ctx context.Context, merchantID, reference string) (*payment.Transaction, error)
-	// TransactionsBefore returns the next batch of the export, newest
-	// first, after the transaction with id before ("" to start).
+	// TransactionsBefore returns up to limit transactions matching f that
+	// are older than the one with id before ("" for the newest), newest
+	// first: a page of the list, a batch of the export. TransactionsAfter
+	// returns those just newer than after, newest first too.
 	TransactionsBefore(ctx context.Context, merchantID string, f payment.ListFilter, before string, limit int) ([]payment.Transaction, error)
+	TransactionsAfter(ctx context.Context, merchantID string, f payment.ListFilter, after string, limit int) ([]payment.Transaction, error)
 	Timeline(ctx context.Context, merchantID, id string) ([]payment.TransactionEvent, error)
 }
 
@@ -36,26 +38,28 @@ type TransactionRecords interface {
 const transactionsPerPage = 50
 
 // transactionFilter is the list's query: the API's filters (dates are
-// N'Djamena days, as the page shows times), a reference and a page.
+// N'Djamena days, as the page shows times), a reference, and where the
+// page starts: the transactions older than Before, or newer than After
+// (ids). Pages are read by position, not counted: each is one index range
+// scan however many transactions the merchant has.
 type transactionFilter struct {
 	Status    string
 	Operator  string
 	From      string // 2006-01-02
 	To        string
 	Reference string
-	Page      int
+	Before    string
+	After     string
 }
 
-// query is the filter as URL parameters, for links to pages and the export.
-func (f transactionFilter) query(page int) string {
+// query is the filter as URL parameters with a cursor ("before" or
+// "after", and an id), for the pager's links and the export.
+func (f transactionFilter) query(cursor, id string) string {
 	v := url.Values{}
-	for k, s := range map[string]string{"status": f.Status, "operator": f.Operator, "from": f.From, "to": f.To, "q": f.Reference} {
-		if s != "" {
+	for k, s := range map[string]string{"status": f.Status, "operator": f.Operator, "from": f.From, "to": f.To, "q": f.Reference, cursor: id} {
+		if s != "" && k != "" {
 			v.Set(k, s)
 		}
-	}
-	if page > 1 {
-		v.Set("page", strconv.Itoa(page))
 	}
 	return v.Encode()
 }
@@ -65,8 +69,8 @@ func (f transactionFilter) query(page int) string {
 func readTransactionFilter(r *http.Request) (transactionFilter, payment.ListFilter, map[string]string) {
 	q := r.URL.Query()
 	f := transactionFilter{Status: q.Get("status"), Operator: q.Get("operator"), From: q.Get("from"), To: q.Get("to"),
-		Reference: strings.TrimSpace(q.Get("q")), Page: 1}
-	lf := payment.ListFilter{Page: 1, PerPage: transactionsPerPage, Status: payment.Status(f.Status), Operator: payment.Operator(f.Operator)}
+		Reference: strings.TrimSpace(q.Get("q")), Before: q.Get("before"), After: q.Get("after")}
+	lf := payment.ListFilter{Status: payment.Status(f.Status), Operator: payment.Operator(f.Operator)}
 	fields := map[string]string{}
 	if f.Status != "" && !lf.Status.Valid() {
 		fields["status"] = "tx.filter.bad.status"
@@ -91,12 +95,9 @@ func readTransactionFilter(r *http.Request) (transactionFilter, payment.ListFilt
 	if len(f.Reference) > payment.MaxReferenceLength {
 		fields["q"] = "tx.filter.bad.reference"
 	}
-	if p := q.Get("page"); p != "" {
-		n, err := strconv.Atoi(p)
-		if err != nil || n < 1 || n > 1_000_000 {
+	for _, id := range []string{f.Before, f.After} {
+		if id != "" && !payment.ValidID(id) {
 			fields["page"] = "tx.filter.bad.page"
-		} else {
-			f.Page, lf.Page = n, n
 		}
 	}
 	return f, lf, fields
@@ -109,10 +110,10 @@ type transactionsPage struct {
 	Statuses     []payment.Status
 	Operators    []payment.Operator
 	Transactions []payment.Transaction
-	Total        int
-	Pages        int
-	// Links to the neighbouring pages ("" when there is none) and to the
-	// export of the filtered list, whole paths with their query.
+	// Links to the newest page, the neighbouring pages ("" when there is
+	// none) and the export of the filtered list: whole paths with their
+	// query.
+	FirstURL  string
 	PrevURL   string
 	NextURL   string
 	ExportURL string
@@ -129,7 +130,9 @@ func (d *Dashboard) handleTransactions() http.Handler {
 			d.render(w, r, http.StatusBadRequest, "transactions", p)
 			return
 		}
-		if f.Reference != "" {
+		newer, older := false, false
+		switch {
+		case f.Reference != "":
 			// References are unique per merchant: the search finds one
 			// transaction or none.
 			t, err := d.records.ByReference(r.Context(), merchant, f.Reference)
@@ -138,24 +141,41 @@ func (d *Dashboard) handleTransactions() http.Handler {
 				return
 			}
 			if t != nil && matches(t, lf) {
-				p.Transactions, p.Total, p.Pages = []payment.Transaction{*t}, 1, 1
+				p.Transactions = []payment.Transaction{*t}
 			}
-		} else {
-			page, err := d.payments.List(r.Context(), merchant, lf)
+		case f.After != "":
+			rows, err := d.records.TransactionsAfter(r.Context(), merchant, lf, f.After, transactionsPerPage+1)
 			if err != nil {
 				d.fail(w, r, err)
 				return
 			}
-			p.Transactions, p.Total = page.Transactions, page.Total
-			p.Pages = (page.Total + transactionsPerPage - 1) / transactionsPerPage
+			if newer = len(rows) > transactionsPerPage; newer {
+				rows = rows[1:]
+			}
+			p.Transactions, older = rows, len(rows) > 0
+		default:
+			rows, err := d.records.TransactionsBefore(r.Context(), merchant, lf, f.Before, transactionsPerPage+1)
+			if err != nil {
+				d.fail(w, r, err)
+				return
+			}
+			if older = len(rows) > transactionsPerPage; older {
+				rows = rows[:transactionsPerPage]
+			}
+			p.Transactions, newer = rows, f.Before != "" && len(rows) > 0
 		}
-		if f.Page > 1 {
-			p.PrevURL = withQuery("/transactions", f.query(f.Page-1))
+		if n := len(p.Transactions); n > 0 {
+			if newer {
+				p.PrevURL = withQuery("/transactions", f.query("after", p.Transactions[0].ID))
+				p.FirstURL = withQuery("/transactions", f.query("", ""))
+			}
+			if older {
+				p.NextURL = withQuery("/transactions", f.query("before", p.Transactions[n-1].ID))
+			}
+		} else if f.Before != "" || f.After != "" {
+			p.FirstURL = withQuery("/transactions", f.query("", ""))
 		}
-		if f.Page < p.Pages {
-			p.NextURL = withQuery("/transactions", f.query(f.Page+1))
-		}
-		p.ExportURL = withQuery("/transactions/export.csv", f.query(1))
+		p.ExportURL = withQuery("/transactions/export.csv", f.query("", ""))
 		d.render(w, r, http.StatusOK, "transactions", p)
 	})
 }
@@ -338,10 +358,10 @@ func init() {
 		"tx.filter.bad.operator":   "Choose AIRTEL or MOOV.",
 		"tx.filter.bad.date":       "Enter a day as YYYY-MM-DD.",
 		"tx.filter.bad.reference":  "A reference has at most 64 characters.",
-		"tx.filter.bad.page":       "The page must be a positive whole number.",
+		"tx.filter.bad.page":       "This page link is not valid: start again from the newest.",
 		"tx.export":                "Export CSV",
-		"tx.total":                 "%d transactions",
-		"tx.page":                  "Page %d of %d",
+		"tx.shown":                 "%d transactions on this page, newest first.",
+		"tx.first":                 "Newest",
 		"tx.prev":                  "Newer",
 		"tx.next":                  "Older",
 		"tx.phone":                 "Payer",
@@ -381,10 +401,10 @@ func init() {
 		"tx.filter.bad.operator":   "Choisissez AIRTEL ou MOOV.",
 		"tx.filter.bad.date":       "Saisissez un jour au format AAAA-MM-JJ.",
 		"tx.filter.bad.reference":  "Une référence compte au plus 64 caractères.",
-		"tx.filter.bad.page":       "La page doit être un nombre entier positif.",
+		"tx.filter.bad.page":       "Ce lien de page n'est pas valide : repartez des plus récentes.",
 		"tx.export":                "Exporter en CSV",
-		"tx.total":                 "%d transactions",
-		"tx.page":                  "Page %d sur %d",
+		"tx.shown":                 "%d transactions sur cette page, les plus récentes d'abord.",
+		"tx.first":                 "Les plus récentes",
 		"tx.prev":                  "Plus récentes",
 		"tx.next":                  "Plus anciennes",
 		"tx.phone":                 "Payeur",

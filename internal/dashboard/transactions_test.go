@@ -6,10 +6,12 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
+	"html"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -90,16 +92,51 @@ func TestTransactionList(t *testing.T) {
 		b.addUser(b.s.MerchantID, "viewer@example.com", "viewer")
 		br := b.login("viewer@example.com") // reading needs no more than viewer
 
-		page := br.get("/transactions")
-		if page.status != http.StatusOK || !strings.Contains(page.body, "120 transactions") || strings.Count(page.body, `<td><a href="/transactions/`) != 50 {
-			t.Fatalf("first page: %d, %d links", page.status, strings.Count(page.body, `<td><a href="/transactions/`))
+		rowsOf := func(body string) []string {
+			var refs []string
+			for _, m := range listedRef.FindAllStringSubmatch(body, -1) {
+				refs = append(refs, m[1])
+			}
+			return refs
 		}
-		if !strings.Contains(page.body, "bulk-00000") || strings.Contains(page.body, "bulk-00050") || !strings.Contains(page.body, `href="/transactions?page=2"`) {
-			t.Errorf("the first page is not the 50 newest, or has no link to the next: %s", page.body[strings.Index(page.body, "pager"):])
+		// walk follows the "older" links from a list page to the end and
+		// returns every reference listed, in order, and the pages seen.
+		walk := func(query string) ([]string, []answer) {
+			t.Helper()
+			var refs []string
+			var pages []answer
+			path := "/transactions?" + query
+			for range 10 {
+				r := br.get(path)
+				if r.status != http.StatusOK {
+					t.Fatalf("%s: %d", path, r.status)
+				}
+				refs, pages = append(refs, rowsOf(r.body)...), append(pages, r)
+				m := olderLink.FindStringSubmatch(r.body)
+				if m == nil {
+					return refs, pages
+				}
+				path = html.UnescapeString(m[1])
+			}
+			t.Fatalf("%s: more than 10 pages", query)
+			return nil, nil
 		}
-		last := br.get("/transactions?page=3")
-		if n := strings.Count(last.body, `<td><a href="/transactions/`); n != 20 || !strings.Contains(last.body, "bulk-00119") || !strings.Contains(last.body, `rel="prev"`) {
-			t.Errorf("page 3: %d links", n)
+		refs, pages := walk("")
+		if len(pages) != 3 || len(refs) != 120 || len(rowsOf(pages[0].body)) != 50 || len(rowsOf(pages[2].body)) != 20 {
+			t.Fatalf("pages: %d, rows %d", len(pages), len(refs))
+		}
+		for i, ref := range refs {
+			if ref != fmt.Sprintf("bulk-%05d", i) {
+				t.Fatalf("row %d is %s: not newest first, or repeated", i, ref)
+			}
+		}
+		if strings.Contains(pages[0].body, `rel="prev"`) || !strings.Contains(pages[2].body, `rel="prev"`) {
+			t.Error("the newer link is on the first page, or missing on the last")
+		}
+		// "Newer" from the last page gives the middle page back.
+		m := newerLink.FindStringSubmatch(pages[2].body)
+		if back := br.get(html.UnescapeString(m[1])); strings.Join(rowsOf(back.body), ",") != strings.Join(rowsOf(pages[1].body), ",") {
+			t.Error("newer from the last page is not the middle page")
 		}
 		tests := []struct {
 			query string
@@ -116,18 +153,23 @@ func TestTransactionList(t *testing.T) {
 			{"from=" + now.Add(-48*time.Hour).In(ndjamena).Format(time.DateOnly) + "&to=" + now.Add(48*time.Hour).In(ndjamena).Format(time.DateOnly), 120},
 		}
 		for _, tc := range tests {
-			r := br.get("/transactions?" + tc.query)
-			if r.status != http.StatusOK || !strings.Contains(r.body, fmt.Sprintf("%d transactions", tc.want)) {
-				t.Errorf("%s: %d, want %d transactions", tc.query, r.status, tc.want)
+			if refs, _ := walk(tc.query); len(refs) != tc.want {
+				t.Errorf("%s: %d transactions, want %d", tc.query, len(refs), tc.want)
 			}
 		}
-		for _, bad := range []string{"status=LOST", "operator=MTN", "from=yesterday", "to=2026-13-01", "page=0", "page=x", "q=" + strings.Repeat("r", 65)} {
+		for _, bad := range []string{"status=LOST", "operator=MTN", "from=yesterday", "to=2026-13-01", "before=x", "after=1", "q=" + strings.Repeat("r", 65)} {
 			if r := br.get("/transactions?" + bad); r.status != http.StatusBadRequest || !strings.Contains(r.body, `class="field-error"`) {
 				t.Errorf("%s: %d, want 400 with the field named", bad, r.status)
 			}
 		}
 	})
 }
+
+var (
+	listedRef = regexp.MustCompile(`<td><a href="/transactions/[0-9a-f-]{36}">([^<]+)</a>`)
+	olderLink = regexp.MustCompile(`<a href="([^"]+)" rel="next">`)
+	newerLink = regexp.MustCompile(`<a href="([^"]+)" rel="prev">`)
+)
 
 // ndjamena is the dashboard's clock (UTC+1).
 var ndjamena = time.FixedZone("WAT", 3600)

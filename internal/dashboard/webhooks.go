@@ -53,7 +53,6 @@ type webhooksPage struct {
 	TestEndpoint string
 	// Since pre-fills the bulk re-send with the start of yesterday.
 	Since string
-	Now   time.Time
 }
 
 // secretPage shows an endpoint's secret, in the answer to the POST that
@@ -97,11 +96,10 @@ func (d *Dashboard) webhooksPage(r *http.Request) (*webhooksPage, error) {
 	if err != nil {
 		return nil, err
 	}
-	now := d.now()
-	y := now.In(ndjamena).AddDate(0, 0, -1)
+	y := d.now().In(ndjamena).AddDate(0, 0, -1)
 	since := time.Date(y.Year(), y.Month(), y.Day(), 0, 0, 0, 0, ndjamena)
 	return &webhooksPage{layout: layout{Title: "wh.title", Nav: "webhooks"}, Endpoints: list,
-		Since: since.Format(localMinute), Now: now}, nil
+		Since: since.Format(localMinute)}, nil
 }
 
 // localMinute is the form of an <input type="datetime-local">.

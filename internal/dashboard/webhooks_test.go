@@ -193,6 +193,26 @@ func TestDeliveryHistoryPage(t *testing.T) {
 			ids = append(ids, id)
 		}
 		rc.waitFor(t, 3) // every first attempt failed with 503
+		// Wait for those attempts' outcomes to be written, so that no
+		// attempt is in flight when the test marks them undelivered.
+		deadline := time.Now().Add(60 * time.Second)
+		for {
+			ds, err := b.s.App.Webhooks.Deliveries(context.Background(), b.s.MerchantID, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			done := len(ds) == 3
+			for _, d := range ds {
+				done = done && len(d.Attempts) == 1 && !d.Attempts[0].InProgress && d.NextAttemptAt != nil
+			}
+			if done {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatal("the first attempts were not recorded")
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
 		// Make them undelivered, as five failed attempts would.
 		if _, err := b.s.App.DB.Exec(`UPDATE webhook_deliveries SET state = 'undelivered', next_attempt_at = NULL WHERE merchant_id = $1`, b.s.MerchantID); err != nil {
 			t.Fatal(err)
@@ -251,7 +271,7 @@ func TestDeliveryHistoryPage(t *testing.T) {
 		}
 		br.postForm("/webhooks/resend-undelivered", url.Values{"since": {since}, "endpoint": {endpoint}})
 		rc.waitFor(t, sent+2)
-		deadline := time.Now().Add(60 * time.Second)
+		deadline = time.Now().Add(60 * time.Second)
 		for strings.Count(br.get("/webhooks/deliveries?state=delivered").body, `class="delivery"`) != 3 {
 			if time.Now().After(deadline) {
 				t.Fatal("the queued deliveries were not delivered")

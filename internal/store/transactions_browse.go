@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/momopay/momopay/internal/payment"
@@ -34,8 +35,28 @@ const ExportBatch = 1000
 // flat however many rows match; rows created meanwhile are newer, so they
 // neither repeat nor shift a batch.
 func (s *Transactions) TransactionsBefore(ctx context.Context, merchantID string, f payment.ListFilter, before string, limit int) ([]payment.Transaction, error) {
+	return s.browse(ctx, merchantID, f, before, false, limit)
+}
+
+// TransactionsAfter is TransactionsBefore the other way: up to limit of
+// the transactions just newer than the one with id after, still returned
+// newest first (the page before a page, for a "newer" link).
+func (s *Transactions) TransactionsAfter(ctx context.Context, merchantID string, f payment.ListFilter, after string, limit int) ([]payment.Transaction, error) {
+	if after == "" {
+		return []payment.Transaction{}, nil
+	}
+	out, err := s.browse(ctx, merchantID, f, after, true, limit)
+	slices.Reverse(out)
+	return out, err
+}
+
+// browse reads one batch of the merchant's filtered transactions by
+// position from the transaction with id from (excluded): older ones,
+// newest first, or newer ones (newer), oldest first. Each batch is one
+// index range scan, whatever the page's depth, and no total is counted.
+func (s *Transactions) browse(ctx context.Context, merchantID string, f payment.ListFilter, from string, newer bool, limit int) ([]payment.Transaction, error) {
 	out := []payment.Transaction{}
-	if !payment.ValidID(merchantID) || (before != "" && !payment.ValidID(before)) {
+	if !payment.ValidID(merchantID) || (from != "" && !payment.ValidID(from)) {
 		return out, nil
 	}
 	if limit <= 0 || limit > ExportBatch {
@@ -59,14 +80,18 @@ func (s *Transactions) TransactionsBefore(ctx context.Context, merchantID string
 	if !f.To.IsZero() {
 		add("created_at <= $%d", s.db.Time(f.To))
 	}
-	if before != "" {
-		args = append(args, before)
-		where = append(where, fmt.Sprintf(`(created_at, id) < (SELECT c.created_at, c.id FROM transactions c
-			WHERE c.merchant_id = $1 AND c.id = $%d)`, len(args)))
+	cmp, order := "<", "DESC"
+	if newer {
+		cmp, order = ">", "ASC"
+	}
+	if from != "" {
+		args = append(args, from)
+		where = append(where, fmt.Sprintf(`(created_at, id) %s (SELECT c.created_at, c.id FROM transactions c
+			WHERE c.merchant_id = $1 AND c.id = $%d)`, cmp, len(args)))
 	}
 	args = append(args, limit)
 	rows, err := s.db.QueryContext(ctx, fmt.Sprintf(`SELECT %s FROM transactions WHERE %s
-		ORDER BY created_at DESC, id DESC LIMIT $%d`, transactionColumns, strings.Join(where, " AND "), len(args)), args...)
+		ORDER BY created_at %s, id %s LIMIT $%d`, transactionColumns, strings.Join(where, " AND "), order, order, len(args)), args...)
 	if err != nil {
 		return nil, err
 	}
