@@ -27,6 +27,8 @@ func (a *App) wireDashboard(ctx context.Context) error {
 	d, err := dashboard.New(dashboard.Config{
 		Accounts: a.Users, Sessions: a.Sessions, AuditLog: a.AuditLog, Team: a.Users,
 		Keys: dashboardKeys{a.APIKeys}, Figures: dashboardFigures{store.NewFigures(a.DB)},
+		Payments: a.Payments, Records: a.Transactions, Webhooks: a.Webhooks, Cases: a.Cases,
+		Phone:  &sandboxPhone{txs: a.Transactions, payments: a.Payments, answer: a.AnswerSandboxPayment},
 		Secret: secret, Sandbox: a.cfg.Mode == ModeSandbox, Now: a.cfg.Now, Logger: a.cfg.Logger,
 	})
 	if err != nil {

@@ -27,6 +27,15 @@ func zeroPages() map[string]page {
 		"user_remove": &userRemovePage{},
 		"audit":       &auditPage{},
 		"account":     &accountPage{},
+		// transactions.go, webhooks.go, reconciliation.go, phone.go
+		"transactions":   &transactionsPage{},
+		"transaction":    &transactionPage{},
+		"webhooks":       &webhooksPage{},
+		"webhook_secret": &secretPage{},
+		"webhook_delete": &endpointDeletePage{},
+		"deliveries":     &deliveriesPage{},
+		"reconciliation": &reconciliationPage{},
+		"phone":          &phonePage{},
 	}
 }
 

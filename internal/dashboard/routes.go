@@ -18,6 +18,12 @@ type Config struct {
 	Keys     Keys
 	Team     Team
 	Figures  Figures
+	// The transaction, webhook, reconciliation and sandbox phone pages.
+	Payments Payments
+	Records  TransactionRecords
+	Webhooks Webhooks
+	Cases    Cases
+	Phone    Phone
 	// Secret signs session tokens: at least MinSecretBytes.
 	Secret []byte
 	// Sandbox shows the sandbox banner and the sandbox-only pages.
@@ -34,6 +40,11 @@ type Dashboard struct {
 	keys     Keys
 	team     Team
 	figures  Figures
+	payments Payments
+	records  TransactionRecords
+	webhooks Webhooks
+	cases    Cases
+	phone    Phone
 	secret   []byte
 	sandbox  bool
 	now      func() time.Time
@@ -69,7 +80,7 @@ func New(cfg Config) (*Dashboard, error) {
 	}
 	d := &Dashboard{
 		accounts: cfg.Accounts, sessions: cfg.Sessions, auditLog: cfg.AuditLog, keys: cfg.Keys, team: cfg.Team,
-		figures: cfg.Figures, secret: cfg.Secret, sandbox: cfg.Sandbox, now: cfg.Now, log: cfg.Logger,
+		figures: cfg.Figures, payments: cfg.Payments, records: cfg.Records, webhooks: cfg.Webhooks, cases: cfg.Cases, phone: cfg.Phone, secret: cfg.Secret, sandbox: cfg.Sandbox, now: cfg.Now, log: cfg.Logger,
 		pages: r, assets: a,
 		byAccount: newThrottle(30*time.Second, 10),
 		byAddress: newThrottle(3*time.Second, 30),
@@ -101,6 +112,28 @@ func (d *Dashboard) Register(mux *http.ServeMux) {
 	handle("POST /keys", d.need(team.ManageKeys, d.handleKeyCreate()))
 	handle("GET /keys/{id}/revoke", d.need(team.ManageKeys, d.handleKeyRevokeConfirm()))
 	handle("POST /keys/{id}/revoke", d.need(team.ManageKeys, d.handleKeyRevoke()))
+
+	handle("GET /transactions", d.need(team.Read, d.handleTransactions()))
+	handle("GET /transactions/export.csv", d.need(team.Read, d.handleExport()))
+	handle("GET /transactions/{id}", d.need(team.Read, d.handleTransaction()))
+
+	handle("GET /webhooks", d.need(team.Read, d.handleWebhooks()))
+	handle("POST /webhooks", d.need(team.ManageHooks, d.handleEndpointAdd()))
+	handle("POST /webhooks/{id}/enable", d.need(team.ManageHooks, d.handleEndpointSwitch(true)))
+	handle("POST /webhooks/{id}/disable", d.need(team.ManageHooks, d.handleEndpointSwitch(false)))
+	handle("POST /webhooks/{id}/rotate", d.need(team.ManageHooks, d.handleEndpointRotate()))
+	handle("POST /webhooks/{id}/test", d.need(team.ManageHooks, d.handleEndpointTest()))
+	handle("GET /webhooks/{id}/delete", d.need(team.ManageHooks, d.handleEndpointDeleteConfirm()))
+	handle("POST /webhooks/{id}/delete", d.need(team.ManageHooks, d.handleEndpointDelete()))
+	handle("GET /webhooks/deliveries", d.need(team.Read, d.handleDeliveries()))
+	handle("POST /webhooks/deliveries/{id}/resend", d.need(team.ManageHooks, d.handleResend()))
+	handle("POST /webhooks/resend-undelivered", d.need(team.ManageHooks, d.handleResendSince()))
+
+	handle("GET /reconciliation", d.need(team.Read, d.handleReconciliation()))
+	handle("POST /reconciliation/{id}/resolve", d.need(team.ManagePayment, d.handleCaseResolve()))
+
+	handle("GET /phone", d.need(team.ManagePayment, d.handlePhone()))
+	handle("POST /phone/{id}/answer", d.need(team.ManagePayment, d.handlePhoneAnswer()))
 
 	handle("GET /team", d.need(team.ManageTeam, d.handleTeam()))
 	handle("POST /team", d.need(team.ManageTeam, d.handleUserAdd()))

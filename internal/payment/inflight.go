@@ -13,6 +13,20 @@ import (
 // settles it: never lose a payment that may have happened.
 const pushMargin = 5 * time.Second
 
+// pushJudgedTakenNote is the timeline's word for a push whose sender
+// stopped before recording the operator's answer.
+const pushJudgedTakenNote = "no answer to the push was recorded in time (its sender stopped): kept, and status polls settle it"
+
+// pushStep is the timeline step of a push no longer in flight: accepted,
+// or unconfirmed when note says why it may have gone without an answer.
+func (s *Service) pushStep(note string) TransactionEvent {
+	e := TransactionEvent{Kind: EventPushAccepted, At: s.now().UTC().Truncate(time.Microsecond), Status: StatusPending}
+	if note != "" {
+		e.Kind, e.Detail = EventPushUnconfirmed, note
+	}
+	return e
+}
+
 // inFlightCheck is how often a request waiting for another request's push
 // looks at it again. Sandbox pushes take microseconds and real ones about a
 // second, so a short interval keeps the wait close to the push itself.
@@ -68,7 +82,7 @@ func (s *Service) awaitPush(ctx context.Context, merchantID, id string) (*Transa
 			return t, err
 		}
 		if s.pushJudgedTaken(t) || time.Now().After(deadline) {
-			if err := s.store.PushTaken(ctx, merchantID, id); err != nil {
+			if err := s.store.PushTaken(ctx, merchantID, id, s.pushStep(pushJudgedTakenNote)); err != nil {
 				return nil, err
 			}
 			// Read again: the sender may have deleted it just before.

@@ -97,7 +97,7 @@ func (s *Service) SettleByRef(ctx context.Context, op Operator, ref string, o op
 	}
 	to, final := statusOf(o.State)
 	if !final {
-		return nil
+		return s.heard(ctx, t.MerchantID, t.ID, source, o)
 	}
 	_, _, err = s.settle(ctx, t.MerchantID, t.ID, to, source, o)
 	return err
@@ -167,6 +167,18 @@ func (s *Service) Enquire(ctx context.Context, merchantID, id, source string) (*
 	return s.settle(ctx, merchantID, id, to, source, o)
 }
 
+// heard adds an operator's answer that settles nothing (still pending, or
+// an expiry reported before expires_at) to the transaction's timeline.
+func (s *Service) heard(ctx context.Context, merchantID, id, source string, o operator.Outcome) error {
+	st, final := statusOf(o.State)
+	if !final {
+		st = StatusPending
+	}
+	return s.store.Heard(ctx, merchantID, id, TransactionEvent{
+		Kind: EventHeard, At: s.now().UTC().Truncate(time.Microsecond), Source: source, Status: st, Detail: EventDetail(o.Detail),
+	})
+}
+
 // Poll asks the operator where a PENDING transaction stands and settles it
 // when the operator knows. It returns how long to wait before asking again,
 // or 0 when polling is over: the transaction is final, or its expiry check
@@ -192,7 +204,7 @@ func (s *Service) Poll(ctx context.Context, merchantID, id string) (time.Duratio
 		}
 		// Its sender died during the push, which may have reached the
 		// payer: keep the transaction, show it, and poll it like any other.
-		if err := s.store.PushTaken(ctx, merchantID, id); err != nil {
+		if err := s.store.PushTaken(ctx, merchantID, id, s.pushStep(pushJudgedTakenNote)); err != nil {
 			return 0, err
 		}
 	}
@@ -216,6 +228,8 @@ func (s *Service) Poll(ctx context.Context, merchantID, id string) (time.Duratio
 		// The operator's own expiry is acted on at expires_at only, so that
 		// EXPIRED always means "still PENDING after expires_at" (contract §3).
 		_, _, err := s.settle(ctx, merchantID, id, to, SourcePoll, o)
+		return 0, err
+	} else if err := s.heard(ctx, merchantID, id, SourcePoll, o); err != nil {
 		return 0, err
 	}
 	next := schedule(now.Sub(t.CreatedAt))

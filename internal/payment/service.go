@@ -28,8 +28,13 @@ type Store interface {
 	// in flight, because the operator refused it. It reports false when
 	// there was none (the push was meanwhile judged taken, or settled).
 	DeleteTransaction(ctx context.Context, merchantID, id string) (bool, error)
-	// PushTaken records that a transaction's push is no longer in flight.
-	PushTaken(ctx context.Context, merchantID, id string) error
+	// PushTaken records that a transaction's push is no longer in flight
+	// and adds step (EventPushAccepted or EventPushUnconfirmed) to its
+	// timeline, both only when the flag was still set.
+	PushTaken(ctx context.Context, merchantID, id string, step TransactionEvent) error
+	// Heard adds an answer that changed nothing (a status poll or callback
+	// saying the payment is still pending) to the transaction's timeline.
+	Heard(ctx context.Context, merchantID, id string, e TransactionEvent) error
 	// Transaction returns the merchant's transaction or ErrNotFound.
 	Transaction(ctx context.Context, merchantID, id string) (*Transaction, error)
 	// TransactionByInternalRef finds a transaction for an operator callback,
@@ -159,12 +164,14 @@ func (s *Service) Initiate(ctx context.Context, merchantID string, req CreateReq
 		s.log.Warn("refused push kept: it was judged taken meanwhile", "transaction_id", t.ID)
 		return s.store.Transaction(bg, merchantID, t.ID)
 	}
+	note := ""
 	if err != nil {
 		// Ambiguous: the push may have reached the payer. Keep the
 		// transaction PENDING; polling and the expiry check settle it.
 		s.log.Warn("ambiguous push answer; polling will settle", "transaction_id", t.ID, "operator", t.Operator, "err", err)
+		note = "the operator's answer was ambiguous (" + err.Error() + "): status polls settle it"
 	}
-	if err := s.store.PushTaken(bg, merchantID, t.ID); err != nil {
+	if err := s.store.PushTaken(bg, merchantID, t.ID, s.pushStep(note)); err != nil {
 		// The row is kept either way; duplicates and the poller treat it as
 		// taken once pushTimeout and the margin have passed.
 		s.log.Error("could not record the push as taken", "transaction_id", t.ID, "err", err)

@@ -1,7 +1,11 @@
 package payment
 
 import (
+	"fmt"
+	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 )
 
 // Status is the lifecycle state of a transaction (contract §3).
@@ -132,4 +136,46 @@ type ReconciliationCase struct {
 	Source         string    `json:"source"`
 	Detail         string    `json:"detail"`
 	CreatedAt      time.Time `json:"created_at"`
+	// ResolvedAt is nil while the case is open. ResolvedBy names who
+	// closed it (a dashboard user's email) and ResolutionNote what they
+	// did about it.
+	ResolvedAt     *time.Time `json:"resolved_at"`
+	ResolvedBy     string     `json:"resolved_by,omitempty"`
+	ResolutionNote string     `json:"resolution_note,omitempty"`
+}
+
+// MaxResolutionNote bounds the note that closes a reconciliation case.
+const MaxResolutionNote = 1000
+
+// ValidateResolution checks the note that closes a reconciliation case: it
+// says what was done about the money (refunded, credited, confirmed with the
+// operator), so it is required, printable and bounded.
+func ValidateResolution(note string) error {
+	msg := ""
+	switch {
+	case strings.TrimSpace(note) == "":
+		msg = "say what was done about this case"
+	case utf8.RuneCountInString(note) > MaxResolutionNote:
+		msg = fmt.Sprintf("at most %d characters", MaxResolutionNote)
+	case !printable(note):
+		msg = "must be valid text without control characters"
+	}
+	if msg == "" {
+		return nil
+	}
+	return &Error{Code: EINVALID, Message: "the note is invalid", Fields: map[string]string{"note": msg}}
+}
+
+// printable reports whether s is valid UTF-8 with no control characters
+// other than line breaks and tabs, which a note may hold.
+func printable(s string) bool {
+	if !utf8.ValidString(s) {
+		return false
+	}
+	for _, r := range s {
+		if unicode.IsControl(r) && r != '\n' && r != '\r' && r != '\t' {
+			return false
+		}
+	}
+	return true
 }

@@ -84,12 +84,11 @@ func (s *Figures) LatestTransactions(ctx context.Context, merchantID string, n i
 	return out, rows.Err()
 }
 
-// Alerts counts a merchant's undelivered webhook deliveries and
-// reconciliation cases, through the partial and merchant indexes of
-// migration 00006.
+// Alerts counts a merchant's undelivered webhook deliveries and open
+// reconciliation cases, through partial indexes (migrations 00006, 00007).
 func (s *Figures) Alerts(ctx context.Context, merchantID string) (undelivered, cases int64, err error) {
 	err = s.db.QueryRowContext(ctx, `SELECT
 		(SELECT COUNT(*) FROM webhook_deliveries WHERE merchant_id = $1 AND state = 'undelivered'),
-		(SELECT COUNT(*) FROM reconciliation_cases WHERE merchant_id = $1)`, merchantID).Scan(&undelivered, &cases)
+		(SELECT COUNT(*) FROM reconciliation_cases WHERE merchant_id = $1 AND resolved_at IS NULL)`, merchantID).Scan(&undelivered, &cases)
 	return undelivered, cases, err
 }

@@ -77,6 +77,11 @@ func (s *Transactions) CreateTransaction(ctx context.Context, t *payment.Transac
 			return err
 		}
 		if n, _ := res.RowsAffected(); n == 1 {
+			if err := s.addEvent(ctx, tx, t.MerchantID, t.ID, payment.TransactionEvent{
+				Kind: payment.EventCreated, At: t.CreatedAt, Status: t.Status,
+			}); err != nil {
+				return err
+			}
 			if err := addToTotals(ctx, tx, t, t.Status, 1); err != nil {
 				return err
 			}
@@ -104,9 +109,15 @@ func (s *Transactions) CreateTransaction(ctx context.Context, t *payment.Transac
 // still in flight goes: once the push was taken, or a duplicate or the
 // poller judged the push taken, the payment may have happened and is kept.
 // Its pending jobs find no row and end without effect.
+// Its timeline goes with it.
 func (s *Transactions) DeleteTransaction(ctx context.Context, merchantID, id string) (bool, error) {
 	var deleted bool
 	err := s.db.InTx(ctx, func(tx *sql.Tx) error {
+		if _, err := tx.ExecContext(ctx, `DELETE FROM transaction_events WHERE merchant_id = $1 AND transaction_id = $2
+			AND transaction_id IN (SELECT id FROM transactions WHERE merchant_id = $1 AND id = $2 AND status = 'PENDING' AND push_in_flight)`,
+			merchantID, id); err != nil {
+			return err
+		}
 		t, err := scanTransaction(tx.QueryRowContext(ctx, `DELETE FROM transactions
 			WHERE merchant_id = $1 AND id = $2 AND status = 'PENDING' AND push_in_flight
 			RETURNING `+transactionColumns, merchantID, id))
@@ -120,13 +131,6 @@ func (s *Transactions) DeleteTransaction(ctx context.Context, merchantID, id str
 		return addToTotals(ctx, tx, t, t.Status, -1)
 	})
 	return deleted, err
-}
-
-// PushTaken implements payment.Store.
-func (s *Transactions) PushTaken(ctx context.Context, merchantID, id string) error {
-	_, err := s.db.ExecContext(ctx, `UPDATE transactions SET push_in_flight = FALSE
-		WHERE merchant_id = $1 AND id = $2 AND push_in_flight`, merchantID, id)
-	return err
 }
 
 // Transaction implements payment.Store.
@@ -217,8 +221,17 @@ func (s *Transactions) Settle(ctx context.Context, st payment.Settlement) (*paym
 			  AND ($1 <> 'EXPIRED' OR expires_at <= $2)
 			RETURNING `+transactionColumns, string(st.To), s.db.Time(st.At), st.MerchantID, st.TransactionID,
 			nullIfEmpty(st.OperatorRef), nullIfEmpty(st.OperatorCode), nullIfEmpty(st.FailureReason)))
+		heard := payment.TransactionEvent{Kind: payment.EventHeard, At: st.At, Source: st.Source, Status: st.To, Detail: st.Detail}
 		if err == nil {
 			out, changed = t, true
+			if err := s.addEvent(ctx, tx, t.MerchantID, t.ID, heard); err != nil {
+				return err
+			}
+			if err := s.addEvent(ctx, tx, t.MerchantID, t.ID, payment.TransactionEvent{
+				Kind: payment.EventSettled, At: st.At, Source: st.Source, Status: t.Status,
+			}); err != nil {
+				return err
+			}
 			if err := addToTotals(ctx, tx, t, payment.StatusPending, -1); err != nil {
 				return err
 			}
@@ -241,6 +254,9 @@ func (s *Transactions) Settle(ctx context.Context, st payment.Settlement) (*paym
 			return err
 		}
 		out = t
+		if err := s.addEvent(ctx, tx, t.MerchantID, t.ID, heard); err != nil {
+			return err
+		}
 		if !t.Status.Final() {
 			return nil // an early EXPIRED, held
 		}
@@ -260,7 +276,12 @@ func (s *Transactions) Settle(ctx context.Context, st payment.Settlement) (*paym
 			(id, merchant_id, transaction_id, final_status, reported_status, source, detail, created_at)
 			VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
 			uuid.NewString(), t.MerchantID, t.ID, string(t.Status), string(st.To), st.Source, st.Detail, s.db.Time(st.At))
-		return err
+		if err != nil {
+			return err
+		}
+		return s.addEvent(ctx, tx, t.MerchantID, t.ID, payment.TransactionEvent{
+			Kind: payment.EventLateOutcome, At: st.At, Source: st.Source, Status: st.To, Detail: st.Detail,
+		})
 	})
 	if err != nil {
 		return nil, false, err

@@ -43,7 +43,15 @@ type target struct {
 	automatic                 int
 	nextAttemptAt, leaseUntil time.Time
 	url, secret               string
-	enabled, deleted          bool
+	// previous is the endpoint's secret before its last rotation while it
+	// is still valid (until previousUntil); deliveries carry a
+	// webhook-signature for it too.
+	previous         string
+	previousUntil    time.Time
+	enabled, deleted bool
+	// resendRequested: a bulk re-send put this undelivered delivery back
+	// to pending for one manual attempt (ResendUndelivered).
+	resendRequested bool
 }
 
 // claimed is an attempt written as "sending" by claim.
@@ -59,13 +67,16 @@ func (s *Service) loadTarget(ctx context.Context, merchantID, deliveryID string)
 		return nil, ErrDeliveryNotFound
 	}
 	d := &target{merchantID: merchantID, id: deliveryID}
-	var next, lease, deleted store.Timestamp
+	var next, lease, deleted, previousUntil, resend store.Timestamp
+	var previous sql.NullString
 	err := s.db.QueryRowContext(ctx, `SELECT d.event, d.payload, d.state, d.test, d.attempts,
 			(SELECT count(*) FROM webhook_attempts a WHERE a.delivery_id = d.id AND a.manual = FALSE),
-			d.next_attempt_at, d.lease_until, e.url, e.secret, e.enabled, e.deleted_at
+			d.next_attempt_at, d.lease_until, d.resend_requested_at, e.url, e.secret, e.previous_secret,
+			e.previous_secret_expires_at, e.enabled, e.deleted_at
 		FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id AND e.merchant_id = d.merchant_id
 		WHERE d.merchant_id = $1 AND d.id = $2`, merchantID, deliveryID).
-		Scan(&d.event, &d.payload, &d.state, &d.test, &d.attempts, &d.automatic, &next, &lease, &d.url, &d.secret, &d.enabled, &deleted)
+		Scan(&d.event, &d.payload, &d.state, &d.test, &d.attempts, &d.automatic, &next, &lease, &resend,
+			&d.url, &d.secret, &previous, &previousUntil, &d.enabled, &deleted)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, ErrDeliveryNotFound
 	}
@@ -73,12 +84,17 @@ func (s *Service) loadTarget(ctx context.Context, merchantID, deliveryID string)
 		return nil, err
 	}
 	d.nextAttemptAt, d.leaseUntil, d.deleted = next.Time, lease.Time, !deleted.IsZero()
+	d.previous, d.previousUntil, d.resendRequested = previous.String, previousUntil.Time, !resend.IsZero()
 	return d, nil
 }
 
 // message is the POST of one attempt of d.
 func (d *target) message(at time.Time) message {
-	return message{url: d.url, secret: d.secret, deliveryID: d.id, event: d.event, body: []byte(d.payload), at: at}
+	m := message{url: d.url, secret: d.secret, deliveryID: d.id, event: d.event, body: []byte(d.payload), at: at}
+	if d.previous != "" && at.Before(d.previousUntil) {
+		m.previous = d.previous
+	}
+	return m
 }
 
 // Attempt makes the next automatic attempt of a pending delivery; the River
@@ -124,6 +140,8 @@ func (s *Service) Attempt(ctx context.Context, merchantID, deliveryID string) (t
 	case !d.enabled || d.deleted:
 		s.log.Info("webhook endpoint disabled; delivery left undelivered", "merchant_id", merchantID, "delivery_id", deliveryID)
 		return 0, s.giveUp(ctx, d, now)
+	case d.resendRequested:
+		return 0, s.requestedResend(ctx, d, now)
 	case d.automatic >= MaxAttempts:
 		s.log.Warn("last webhook attempt was interrupted; delivery undelivered", "merchant_id", merchantID, "delivery_id", deliveryID)
 		return 0, s.giveUp(ctx, d, now)
@@ -207,9 +225,14 @@ func (s *Service) Resend(ctx context.Context, merchantID, deliveryID string) (*D
 		return nil, err
 	}
 	state, next := d.state, time.Time{}
-	if a.Succeeded {
+	switch {
+	case a.Succeeded:
 		state = StateDelivered
-	} else if state == StatePending {
+	case d.resendRequested:
+		// Queued by a bulk re-send, which this attempt answers: it goes
+		// back to undelivered rather than being sent again by its job.
+		state = StateUndelivered
+	case state == StatePending:
 		next = d.nextAttemptAt
 	}
 	if err := s.finish(context.WithoutCancel(ctx), d, c, &a, state, next, s.stamp()); err != nil {
@@ -217,6 +240,31 @@ func (s *Service) Resend(ctx context.Context, merchantID, deliveryID string) (*D
 	}
 	s.logAttempt(d, &a, state)
 	return &a, nil
+}
+
+// requestedResend makes the one manual attempt a bulk re-send asked for
+// (ResendUndelivered): delivered on a 2xx, undelivered again otherwise,
+// never retried on the automatic schedule, whose five attempts were spent.
+func (s *Service) requestedResend(ctx context.Context, d *target, now time.Time) error {
+	c, err := s.claim(ctx, d, now, true)
+	if err != nil || c == nil {
+		// Another run took it (it ends the request either way).
+		return err
+	}
+	a := s.send(ctx, d.message(c.at))
+	if ctx.Err() != nil && !a.Succeeded {
+		s.interrupt(d, c, interruptedByShutdown)
+		return ctx.Err()
+	}
+	state := StateUndelivered
+	if a.Succeeded {
+		state = StateDelivered
+	}
+	if err := s.finish(context.WithoutCancel(ctx), d, c, &a, state, time.Time{}, s.stamp()); err != nil {
+		return err
+	}
+	s.logAttempt(d, &a, state)
+	return nil
 }
 
 // claim takes the right to make the next attempt, and records it, in one
@@ -299,7 +347,8 @@ func (s *Service) finish(ctx context.Context, d *target, c *claimed, a *Delivery
 		}
 		// Conditional on what the claim wrote, so a writer that somehow
 		// outlived its lease cannot overwrite a newer outcome.
-		_, err := tx.ExecContext(ctx, `UPDATE webhook_deliveries SET state = $1, next_attempt_at = $2, lease_until = NULL, updated_at = $3
+		_, err := tx.ExecContext(ctx, `UPDATE webhook_deliveries SET state = $1, next_attempt_at = $2, lease_until = NULL,
+				resend_requested_at = NULL, updated_at = $3
 			WHERE merchant_id = $4 AND id = $5 AND state = $6 AND attempts = $7`,
 			string(state), s.db.NullTime(next), s.db.Time(now), d.merchantID, d.id, string(d.state), c.number)
 		return err
@@ -335,7 +384,8 @@ func (s *Service) interrupt(d *target, c *claimed, reason string) {
 // interrupted attempt on the way.
 func (s *Service) giveUp(ctx context.Context, d *target, now time.Time) error {
 	return s.db.InTx(ctx, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, `UPDATE webhook_deliveries SET state = $1, next_attempt_at = NULL, lease_until = NULL, updated_at = $2
+		res, err := tx.ExecContext(ctx, `UPDATE webhook_deliveries SET state = $1, next_attempt_at = NULL, lease_until = NULL,
+				resend_requested_at = NULL, updated_at = $2
 			WHERE merchant_id = $3 AND id = $4 AND state = $5 AND attempts = $6 AND (lease_until IS NULL OR lease_until <= $2)`,
 			string(StateUndelivered), s.db.Time(now), d.merchantID, d.id, string(StatePending), d.attempts)
 		if err != nil {

@@ -37,13 +37,16 @@ type Delivery struct {
 	TransactionID string `json:"transaction_id,omitempty"`
 	// Test marks a transaction.test event sent on demand: it has one
 	// attempt, is never retried and cannot be re-sent.
-	Test          bool            `json:"test"`
-	State         DeliveryState   `json:"state"`
-	AttemptCount  int             `json:"attempt_count"`
-	NextAttemptAt *time.Time      `json:"next_attempt_at"`
-	CreatedAt     time.Time       `json:"created_at"`
-	UpdatedAt     time.Time       `json:"updated_at"`
-	Payload       json.RawMessage `json:"payload"`
+	Test bool `json:"test"`
+	// ResendRequested: a bulk re-send queued this delivery for one manual
+	// attempt that has not been made yet.
+	ResendRequested bool            `json:"resend_requested,omitempty"`
+	State           DeliveryState   `json:"state"`
+	AttemptCount    int             `json:"attempt_count"`
+	NextAttemptAt   *time.Time      `json:"next_attempt_at"`
+	CreatedAt       time.Time       `json:"created_at"`
+	UpdatedAt       time.Time       `json:"updated_at"`
+	Payload         json.RawMessage `json:"payload"`
 	// Attempts is the history, oldest first (by Number).
 	Attempts []DeliveryAttempt `json:"attempts"`
 
@@ -75,15 +78,15 @@ type DeliveryAttempt struct {
 const DefaultDeliveryLimit = 50
 
 const deliveryColumns = `d.id, d.endpoint_id, e.url, d.event, d.transaction_id, d.test, d.state, d.attempts,
-	d.next_attempt_at, d.lease_until, d.created_at, d.updated_at, d.payload`
+	d.next_attempt_at, d.lease_until, d.resend_requested_at, d.created_at, d.updated_at, d.payload`
 
 func scanDelivery(row interface{ Scan(...any) error }) (*Delivery, error) {
 	var d Delivery
-	var next, lease, created, updated store.Timestamp
+	var next, lease, resend, created, updated store.Timestamp
 	var payload string
 	var txID sql.NullString
 	err := row.Scan(&d.ID, &d.EndpointID, &d.URL, &d.Event, &txID, &d.Test, &d.State, &d.AttemptCount,
-		&next, &lease, &created, &updated, &payload)
+		&next, &lease, &resend, &created, &updated, &payload)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, ErrDeliveryNotFound
 	}
@@ -93,7 +96,7 @@ func scanDelivery(row interface{ Scan(...any) error }) (*Delivery, error) {
 	if !next.IsZero() {
 		d.NextAttemptAt = &next.Time
 	}
-	d.TransactionID, d.leaseUntil = txID.String, lease.Time
+	d.TransactionID, d.leaseUntil, d.ResendRequested = txID.String, lease.Time, !resend.IsZero()
 	d.CreatedAt, d.UpdatedAt, d.Payload = created.Time, updated.Time, json.RawMessage(payload)
 	d.Attempts = []DeliveryAttempt{}
 	return &d, nil
@@ -128,39 +131,9 @@ func (s *Service) Deliveries(ctx context.Context, merchantID string, limit int) 
 	if limit <= 0 {
 		limit = DefaultDeliveryLimit
 	}
-	err := s.db.InSnapshot(ctx, func(tx *sql.Tx) error {
-		rows, err := tx.QueryContext(ctx, `SELECT `+deliveryColumns+`
-			FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id AND e.merchant_id = d.merchant_id
-			WHERE d.merchant_id = $1 ORDER BY d.created_at DESC, d.id DESC LIMIT $2`, merchantID, limit)
-		if err != nil {
-			return err
-		}
-		byID := map[string]int{}
-		for rows.Next() {
-			d, err := scanDelivery(rows)
-			if err != nil {
-				rows.Close()
-				return err
-			}
-			byID[d.ID] = len(out)
-			out = append(out, *d)
-		}
-		if err := rows.Close(); err != nil {
-			return err
-		}
-		if err := rows.Err(); err != nil || len(out) == 0 {
-			return err
-		}
-		ids := make([]string, 0, len(out))
-		for _, d := range out {
-			ids = append(ids, d.ID)
-		}
-		now := s.stamp()
-		return attempts(ctx, tx, merchantID, ids, func(deliveryID string, a DeliveryAttempt, stage string) {
-			out[byID[deliveryID]].addAttempt(a, stage, now)
-		})
-	})
-	return out, err
+	return s.list(ctx, merchantID, `SELECT `+deliveryColumns+`
+		FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id AND e.merchant_id = d.merchant_id
+		WHERE d.merchant_id = $1 ORDER BY d.created_at DESC, d.id DESC LIMIT $2`, merchantID, limit)
 }
 
 // Delivery returns one of the merchant's deliveries with its attempts, read

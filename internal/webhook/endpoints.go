@@ -23,6 +23,9 @@ type Endpoint struct {
 	Secret     string    `json:"-"`
 	Enabled    bool      `json:"enabled"`
 	CreatedAt  time.Time `json:"created_at"`
+	// PreviousSecretExpiresAt is set while the secret replaced by the last
+	// rotation still signs deliveries (RotateSecret), until that time.
+	PreviousSecretExpiresAt *time.Time `json:"previous_secret_expires_at,omitempty"`
 }
 
 // CreateEndpoint registers url for merchantID with a fresh signing secret,
@@ -106,19 +109,23 @@ func (s *Service) Endpoints(ctx context.Context, merchantID string) ([]Endpoint,
 	if !isUUID(merchantID) {
 		return out, nil
 	}
-	rows, err := s.db.QueryContext(ctx, `SELECT id, merchant_id, url, enabled, created_at FROM webhook_endpoints
+	rows, err := s.db.QueryContext(ctx, `SELECT id, merchant_id, url, enabled, created_at, previous_secret_expires_at FROM webhook_endpoints
 		WHERE merchant_id = $1 AND deleted_at IS NULL ORDER BY created_at, id`, merchantID)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
+	now := s.stamp()
 	for rows.Next() {
 		var e Endpoint
-		var created store.Timestamp
-		if err := rows.Scan(&e.ID, &e.MerchantID, &e.URL, &e.Enabled, &created); err != nil {
+		var created, until store.Timestamp
+		if err := rows.Scan(&e.ID, &e.MerchantID, &e.URL, &e.Enabled, &created, &until); err != nil {
 			return nil, err
 		}
 		e.CreatedAt = created.Time
+		if until.After(now) {
+			e.PreviousSecretExpiresAt = &until.Time
+		}
 		out = append(out, e)
 	}
 	return out, rows.Err()
@@ -164,16 +171,23 @@ func (s *Service) updateEndpoint(ctx context.Context, query, merchantID, endpoin
 	return nil
 }
 
-// endpointSecret returns the URL and secret of a live (not deleted)
-// endpoint, for the test event.
-func (s *Service) endpointSecret(ctx context.Context, merchantID, endpointID string) (url, secret string, err error) {
+// endpointSecret returns the URL and secrets of a live (not deleted)
+// endpoint, for the test event, as a target without a delivery.
+func (s *Service) endpointSecret(ctx context.Context, merchantID, endpointID string) (*target, error) {
 	if !isUUID(merchantID, endpointID) {
-		return "", "", ErrEndpointNotFound
+		return nil, ErrEndpointNotFound
 	}
-	err = s.db.QueryRowContext(ctx, `SELECT url, secret FROM webhook_endpoints
-		WHERE merchant_id = $1 AND id = $2 AND deleted_at IS NULL`, merchantID, endpointID).Scan(&url, &secret)
+	var t target
+	var previous sql.NullString
+	var until store.Timestamp
+	err := s.db.QueryRowContext(ctx, `SELECT url, secret, previous_secret, previous_secret_expires_at FROM webhook_endpoints
+		WHERE merchant_id = $1 AND id = $2 AND deleted_at IS NULL`, merchantID, endpointID).Scan(&t.url, &t.secret, &previous, &until)
 	if errors.Is(err, sql.ErrNoRows) {
-		return "", "", ErrEndpointNotFound
+		return nil, ErrEndpointNotFound
 	}
-	return url, secret, err
+	if err != nil {
+		return nil, err
+	}
+	t.previous, t.previousUntil = previous.String, until.Time
+	return &t, nil
 }

@@ -27,8 +27,11 @@ const maxErrorText = 512
 // message is one signed POST to make.
 type message struct {
 	url, secret, deliveryID, event string
-	body                           []byte
-	test                           bool
+	// previous is a rotated-out secret still valid at this attempt: the
+	// attempt carries a second webhook-signature made with it.
+	previous string
+	body     []byte
+	test     bool
 	// at is when the attempt was claimed and recorded: it is also sent as
 	// webhook-timestamp, so the history and the receiver agree.
 	at time.Time
@@ -88,6 +91,9 @@ func (s *Service) post(ctx context.Context, m message) DeliveryAttempt {
 	if err != nil {
 		out.Error = err.Error()
 		return out
+	}
+	if m.previous != "" {
+		AddPreviousSignature(header, m.previous, m.deliveryID, m.at, m.body)
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, m.url, bytes.NewReader(m.body))
 	if err != nil {
@@ -183,7 +189,7 @@ type TestResult struct {
 // the point); a deleted one cannot. An error means the test could not be
 // made; a receiver's refusal is a result with Succeeded false.
 func (s *Service) Test(ctx context.Context, merchantID, endpointID string) (*TestResult, error) {
-	url, secret, err := s.endpointSecret(ctx, merchantID, endpointID)
+	e, err := s.endpointSecret(ctx, merchantID, endpointID)
 	if err != nil {
 		return nil, err
 	}
@@ -193,7 +199,7 @@ func (s *Service) Test(ctx context.Context, merchantID, endpointID string) (*Tes
 		return nil, err
 	}
 	d := &target{merchantID: merchantID, id: uuid.NewString(), event: EventTest, payload: string(body),
-		state: StateUndelivered, test: true, url: url, secret: secret}
+		state: StateUndelivered, test: true, url: e.url, secret: e.secret, previous: e.previous, previousUntil: e.previousUntil}
 	c, err := s.recordTest(ctx, d, endpointID, now)
 	if err != nil {
 		return nil, err

@@ -121,3 +121,21 @@ func SignedHeaders(secret, deliveryID, event string, ts time.Time, body []byte, 
 	h.Set("webhook-signature", std)
 	return h, nil
 }
+
+// AddPreviousSignature appends to h's webhook-signature a second signature
+// made with previous, a secret rotated out but still valid: Standard
+// Webhooks carries several space-separated signatures and a receiver
+// accepts the message when any one verifies, so a receiver still holding
+// the old secret keeps working while the merchant deploys the new one.
+// X-Service-Signature keeps the one value the contract describes, made with
+// the current secret. A malformed previous secret adds nothing.
+func AddPreviousSignature(h http.Header, previous, msgID string, ts time.Time, body []byte) {
+	old, err := StandardSignature(previous, msgID, ts, body)
+	if err != nil {
+		return
+	}
+	if cur := h.Get("webhook-signature"); cur != "" {
+		old = cur + " " + old
+	}
+	h.Set("webhook-signature", old)
+}

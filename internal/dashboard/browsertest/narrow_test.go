@@ -1,0 +1,103 @@
+package browsertest
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/chromedp/chromedp"
+)
+
+// phoneWidth is the narrowest screen the dashboard must serve without
+// scrolling sideways (the issue's 360 px).
+const phoneWidth = 360
+
+// widthReport is what measureWidth finds on a page.
+type widthReport struct {
+	// Meta says the page has <meta name="viewport"
+	// content="width=device-width ...">; without it a phone lays the page
+	// out 980 px wide and shows it shrunk.
+	Meta bool `json:"meta"`
+	// Client and Scroll are the document's visible and total widths.
+	Client int `json:"client"`
+	Scroll int `json:"scroll"`
+	// Offenders are the outermost elements sticking out on the right, outside
+	// any container that scrolls by itself.
+	Offenders []string `json:"offenders"`
+}
+
+var measureWidth = fmt.Sprintf(`(() => {
+  const de = document.documentElement, w = %d;
+  // An element is clipped by an ancestor that scrolls or hides on its own,
+  // unless it is positioned against a box outside that ancestor (an
+  // absolute element escapes an unpositioned scroller).
+  const clips = cs => ['auto', 'scroll', 'hidden', 'clip'].includes(cs.overflowX);
+  const scrollsItself = el => {
+    const pos = getComputedStyle(el).position;
+    if (pos === 'fixed') return false;
+    let escapes = pos === 'absolute';
+    for (let p = el.parentElement; p && p !== document.body; p = p.parentElement) {
+      const cs = getComputedStyle(p);
+      if (clips(cs) && (!escapes || cs.position !== 'static')) return true;
+      if (cs.position !== 'static') escapes = false;
+    }
+    return false;
+  };
+  const name = el => {
+    let s = el.tagName.toLowerCase();
+    if (el.id) s += '#' + el.id;
+    if (typeof el.className === 'string' && el.className.trim()) s += '.' + el.className.trim().split(/\s+/).join('.');
+    return s;
+  };
+  const out = [];
+  for (const el of document.body.querySelectorAll('*')) {
+    const r = el.getBoundingClientRect();
+    if (r.width === 0 || r.right <= w + 1 || scrollsItself(el)) continue;
+    if (el.parentElement && out.some(o => o.el.contains(el))) continue;
+    out.push({el, d: name(el) + ' (right edge at ' + Math.round(r.right) + ' px)'});
+    if (out.length === 8) break;
+  }
+  const meta = document.querySelector('meta[name=viewport]');
+  return {meta: !!meta && /width=device-width/.test(meta.content), client: w, scroll: de.scrollWidth, offenders: out.map(o => o.d)};
+})()`, phoneWidth)
+
+// checkNarrow shows the current page on a 360 px wide phone screen, saves its
+// screenshot as <name>-360.png, fails the test if the page scrolls sideways,
+// and puts the desktop viewport back. It does not reload the page, so it is
+// safe on a page that answered a form.
+func (b *Browser) checkNarrow(name string) {
+	b.t.Helper()
+	if b.pagesOnly {
+		return
+	}
+	r := b.onPhone(func() { b.screenshot(name + "-360") })
+	if msg := r.problem(); msg != "" {
+		b.t.Errorf("page %q (%s) at %d px: %s", name, b.path(), phoneWidth, msg)
+	}
+}
+
+// onPhone measures the current page on a phone-sized screen, calls also
+// while the page is shown that way, and puts the desktop viewport back.
+func (b *Browser) onPhone(also func()) widthReport {
+	b.t.Helper()
+	// Not EmulateMobile: a mobile viewport zooms out to fit wide content,
+	// which would hide the culprits; the viewport meta is checked apart.
+	b.do("emulate a phone", chromedp.EmulateViewport(phoneWidth, 740, chromedp.EmulateScale(1)))
+	defer b.do("leave the phone", chromedp.EmulateViewport(1280, 900))
+	r := run(b, "measure the page's width", chromedp.Evaluate[widthReport](measureWidth))
+	if also != nil {
+		also()
+	}
+	return r
+}
+
+// problem says what is wrong with the width, or "".
+func (r widthReport) problem() string {
+	switch {
+	case !r.Meta:
+		return `no <meta name="viewport" content="width=device-width, initial-scale=1">: a phone shows the page shrunk`
+	case r.Scroll > r.Client:
+		return fmt.Sprintf("it scrolls sideways (%d px of content in %d px; a phone would zoom out); sticking out: %s",
+			r.Scroll, r.Client, strings.Join(r.Offenders, ", "))
+	}
+	return ""
+}

@@ -1,0 +1,127 @@
+package dashboard
+
+import (
+	"context"
+	"net/http"
+	"time"
+
+	"github.com/momopay/momopay/internal/payment"
+)
+
+// Cases reads and resolves a merchant's reconciliation cases: operator
+// answers that came after a payment was final and contradict it. Every
+// method is scoped to merchantID; another merchant's case is not found.
+type Cases interface {
+	ForMerchant(ctx context.Context, merchantID string, openOnly bool) ([]payment.ReconciliationCase, error)
+	// Resolve refuses an empty or overlong note (EINVALID, field "note")
+	// and a case resolved already (EUNPROCESSABLE).
+	Resolve(ctx context.Context, merchantID, id, by, note string, at time.Time) (*payment.ReconciliationCase, error)
+}
+
+// actionCaseResolved is the audit log's word for closing a case.
+const actionCaseResolved = "reconciliation.case_resolved"
+
+type reconciliationPage struct {
+	layout
+	Cases    []payment.ReconciliationCase
+	OpenOnly bool
+	// The resolve form that was refused, refilled with its message.
+	CaseID string
+	Note   string
+	Error  string
+	Fields map[string]string
+}
+
+func (d *Dashboard) reconciliationPage(r *http.Request, openOnly bool) (*reconciliationPage, error) {
+	cases, err := d.cases.ForMerchant(r.Context(), sessionOf(r).MerchantID, openOnly)
+	if err != nil {
+		return nil, err
+	}
+	return &reconciliationPage{layout: layout{Title: "rc.title", Nav: "reconciliation"}, Cases: cases, OpenOnly: openOnly}, nil
+}
+
+func (d *Dashboard) handleReconciliation() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		p, err := d.reconciliationPage(r, r.URL.Query().Get("open") == "1")
+		if err != nil {
+			d.fail(w, r, err)
+			return
+		}
+		d.render(w, r, http.StatusOK, "reconciliation", p)
+	})
+}
+
+// handleCaseResolve closes a case with a note; who closed it comes from
+// the session.
+func (d *Dashboard) handleCaseResolve() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !parseForm(w, r) {
+			d.badForm(w, r)
+			return
+		}
+		s, id, note := sessionOf(r), r.PathValue("id"), r.PostForm.Get("note")
+		c, err := d.cases.Resolve(r.Context(), s.MerchantID, id, s.User.Email, note, d.now())
+		if msg, fields, ok := domainMessage(err); ok {
+			p, err := d.reconciliationPage(r, false)
+			if err != nil {
+				d.fail(w, r, err)
+				return
+			}
+			p.CaseID, p.Note, p.Error, p.Fields = id, note, msg, fields
+			d.render(w, r, http.StatusUnprocessableEntity, "reconciliation", p)
+			return
+		}
+		if err != nil {
+			d.fail(w, r, err)
+			return
+		}
+		d.Audit(r.Context(), actionCaseResolved, c.ID+" (transaction "+c.TransactionID+")")
+		d.redirectWithFlash(w, r, "/reconciliation", "rc.resolved.flash", "")
+	})
+}
+
+func init() {
+	addMessages(map[string]string{
+		"rc.title":          "Reconciliation cases",
+		"rc.intro":          "An operator answered after a payment was already final, and the answer contradicts it. The payment keeps its status; check with the operator, settle the money with the payer, and note what you did.",
+		"rc.openonly":       "Open cases only",
+		"rc.all":            "All cases",
+		"rc.what":           "The payment was %s when the operator reported %s.",
+		"rc.source":         "Reported by",
+		"rc.detail":         "Operator's words",
+		"rc.transaction":    "Transaction",
+		"rc.open":           "Open",
+		"rc.resolved":       "Resolved",
+		"rc.resolvedby":     "Resolved by %s",
+		"rc.note":           "Note",
+		"rc.note.help":      "What was done: refund, credit, confirmation from the operator…",
+		"rc.resolve":        "Mark resolved",
+		"rc.resolved.flash": "The case was marked resolved.",
+		"rc.none":           "No case: every late answer agreed with the payment's status.",
+		"source.callback":   "operator callback",
+		"source.poll":       "status poll",
+		"source.expiry":     "expiry check",
+		"source.sandbox":    "sandbox payer",
+	}, map[string]string{
+		"rc.title":          "Cas de rapprochement",
+		"rc.intro":          "Un opérateur a répondu après qu'un paiement était déjà final, et sa réponse le contredit. Le paiement garde son statut ; vérifiez auprès de l'opérateur, réglez l'argent avec le payeur et notez ce que vous avez fait.",
+		"rc.openonly":       "Cas ouverts seulement",
+		"rc.all":            "Tous les cas",
+		"rc.what":           "Le paiement était %s quand l'opérateur a signalé %s.",
+		"rc.source":         "Signalé par",
+		"rc.detail":         "Termes de l'opérateur",
+		"rc.transaction":    "Transaction",
+		"rc.open":           "Ouvert",
+		"rc.resolved":       "Résolu",
+		"rc.resolvedby":     "Résolu par %s",
+		"rc.note":           "Note",
+		"rc.note.help":      "Ce qui a été fait : remboursement, crédit, confirmation de l'opérateur…",
+		"rc.resolve":        "Marquer comme résolu",
+		"rc.resolved.flash": "Le cas a été marqué comme résolu.",
+		"rc.none":           "Aucun cas : chaque réponse tardive concordait avec le statut du paiement.",
+		"source.callback":   "rappel de l'opérateur",
+		"source.poll":       "interrogation du statut",
+		"source.expiry":     "vérification à l'expiration",
+		"source.sandbox":    "payeur du bac à sable",
+	})
+}

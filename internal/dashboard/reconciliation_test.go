@@ -1,0 +1,84 @@
+package dashboard_test
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/momopay/momopay/internal/payment"
+)
+
+// lateCase makes a reconciliation case for merchant: a payment refused on
+// the phone, then confirmed by a late operator answer. It returns the
+// transaction's id.
+func lateCase(t *testing.T, b *bundle, merchantID, apiKey, reference string) string {
+	t.Helper()
+	id := createPayment(t, b, apiKey, reference, "MOOV", 3000)["id"].(string)
+	ctx := context.Background()
+	for _, to := range []payment.Status{payment.StatusFailed, payment.StatusSuccess} {
+		if _, _, err := b.s.App.Payments.Settle(ctx, merchantID, id, to, payment.SourceCallback, "TS: paid after all"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return id
+}
+
+var caseID = regexp.MustCompile(`/reconciliation/([0-9a-f-]{36})/resolve`)
+
+// TestReconciliationPage: a late contradicting answer is listed with what
+// happened; resolving it needs a note and records who, once; viewers read
+// but cannot resolve; another merchant's case is not found.
+func TestReconciliationPage(t *testing.T) {
+	eachEngine(t, func(t *testing.T, b *bundle) {
+		tx := lateCase(t, b, b.s.MerchantID, b.s.APIKey, "late-1")
+		otherID, otherKey := b.s.NewMerchant(t)
+		lateCase(t, b, otherID, otherKey, "their-late")
+		b.addUser(b.s.MerchantID, "viewer@example.com", "viewer")
+
+		viewer := b.login("viewer@example.com")
+		page := viewer.get("/reconciliation")
+		if page.status != http.StatusOK || !strings.Contains(page.body, "The payment was Failed when the operator reported Succeeded.") ||
+			!strings.Contains(page.body, "/transactions/"+tx) || !strings.Contains(page.body, "TS: paid after all") || strings.Contains(page.body, "their-late") {
+			t.Fatalf("cases page: %d", page.status)
+		}
+		if caseID.MatchString(page.body) {
+			t.Error("a viewer is offered the resolve form")
+		}
+		owner := b.login(b.owner.Email)
+		m := caseID.FindStringSubmatch(owner.get("/reconciliation").body)
+		if m == nil {
+			t.Fatal("no resolve form for the owner")
+		}
+		id := m[1]
+		if r := viewer.postForm("/reconciliation/"+id+"/resolve", url.Values{"note": {"mine"}}); r.status != http.StatusForbidden {
+			t.Errorf("viewer resolving: %d", r.status)
+		}
+		if r := owner.postForm("/reconciliation/"+id+"/resolve", url.Values{"note": {"  "}}); r.status != http.StatusUnprocessableEntity || !strings.Contains(r.body, "say what was done") {
+			t.Errorf("empty note: %d", r.status)
+		}
+		if r := owner.postForm("/reconciliation/"+id+"/resolve", url.Values{"note": {"Refunded 3 000 FCFA to the payer, ref R-7"}}); r.status != http.StatusSeeOther {
+			t.Fatalf("resolve: %d %s", r.status, r.body)
+		}
+		done := viewer.get("/reconciliation")
+		if !strings.Contains(done.body, "Resolved by "+b.owner.Email) || !strings.Contains(done.body, "Refunded 3 000 FCFA to the payer, ref R-7") {
+			t.Error("the resolution is not shown")
+		}
+		if open := viewer.get("/reconciliation?open=1"); strings.Contains(open.body, "/transactions/"+tx) {
+			t.Error("a resolved case is listed as open")
+		}
+		if r := owner.postForm("/reconciliation/"+id+"/resolve", url.Values{"note": {"again"}}); r.status != http.StatusUnprocessableEntity || !strings.Contains(r.body, "resolved already") {
+			t.Errorf("resolving twice: %d", r.status)
+		}
+		if !strings.Contains(owner.get("/audit").body, "reconciliation.case_resolved") {
+			t.Error("the audit log lacks the resolution")
+		}
+		// The other merchant's case, from this session: not found.
+		theirs, _ := b.s.App.Cases.ForMerchant(context.Background(), otherID, false)
+		if r := owner.postForm("/reconciliation/"+theirs[0].ID+"/resolve", url.Values{"note": {"not mine"}}); r.status != http.StatusNotFound {
+			t.Errorf("resolving another merchant's case: %d", r.status)
+		}
+	})
+}

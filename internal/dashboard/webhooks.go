@@ -1,0 +1,527 @@
+package dashboard
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/momopay/momopay/internal/payment"
+	"github.com/momopay/momopay/internal/webhook"
+)
+
+// Webhooks manages a merchant's endpoints and reads and re-sends their
+// deliveries. Every method is scoped to merchantID: another merchant's
+// endpoint or delivery is a not-found *payment.Error.
+type Webhooks interface {
+	Endpoints(ctx context.Context, merchantID string) ([]webhook.Endpoint, error)
+	// CreateEndpoint and RotateSecret return the secret, which exists
+	// nowhere else the merchant can read it.
+	CreateEndpoint(ctx context.Context, merchantID, url string) (*webhook.Endpoint, error)
+	RotateSecret(ctx context.Context, merchantID, endpointID string) (*webhook.Endpoint, error)
+	EnableEndpoint(ctx context.Context, merchantID, endpointID string) error
+	DisableEndpoint(ctx context.Context, merchantID, endpointID string) error
+	DeleteEndpoint(ctx context.Context, merchantID, endpointID string) error
+	Test(ctx context.Context, merchantID, endpointID string) (*webhook.TestResult, error)
+	History(ctx context.Context, merchantID string, f webhook.DeliveryFilter) (*webhook.DeliveryPage, error)
+	Resend(ctx context.Context, merchantID, deliveryID string) (*webhook.DeliveryAttempt, error)
+	ResendUndelivered(ctx context.Context, merchantID string, since time.Time, endpointID string) (*webhook.BulkResend, error)
+}
+
+// Audit actions of the webhook pages.
+const (
+	actionEndpointAdded    = "webhook.endpoint_added"
+	actionEndpointRotated  = "webhook.secret_rotated"
+	actionEndpointDeleted  = "webhook.endpoint_deleted"
+	actionEndpointEnabled  = "webhook.endpoint_enabled"
+	actionEndpointDisabled = "webhook.endpoint_disabled"
+	actionDeliveryResent   = "webhook.delivery_resent"
+	actionResentSince      = "webhook.undelivered_resent"
+)
+
+type webhooksPage struct {
+	layout
+	Endpoints []webhook.Endpoint
+	// The add form, refilled after a refusal.
+	URL    string
+	Error  string
+	Fields map[string]string
+	// Test is the answer of the test event just sent, and to which endpoint.
+	Test         *webhook.TestResult
+	TestEndpoint string
+	// Since pre-fills the bulk re-send with the start of yesterday.
+	Since string
+}
+
+// secretPage shows an endpoint's secret, in the answer to the POST that
+// made it and never again.
+type secretPage struct {
+	layout
+	Endpoint webhook.Endpoint
+	Rotated  bool
+}
+
+type endpointDeletePage struct {
+	layout
+	Endpoint webhook.Endpoint
+}
+
+// deliveryList is the deliveries partial's data: the page's layout (for
+// its language and the user's permissions) and the deliveries.
+type deliveryList struct {
+	*layout
+	Deliveries []webhook.Delivery
+	// Actions shows the re-send buttons; Return is where they come back.
+	Actions bool
+	Return  string
+}
+
+type deliveriesPage struct {
+	layout
+	Endpoints    []webhook.Endpoint
+	Events       []string
+	States       []webhook.DeliveryState
+	State        string
+	Event        string
+	Endpoint     string
+	Fields       map[string]string
+	DeliveryList deliveryList
+	NextURL      string
+}
+
+func (d *Dashboard) webhooksPage(r *http.Request) (*webhooksPage, error) {
+	list, err := d.webhooks.Endpoints(r.Context(), sessionOf(r).MerchantID)
+	if err != nil {
+		return nil, err
+	}
+	y := d.now().In(ndjamena).AddDate(0, 0, -1)
+	since := time.Date(y.Year(), y.Month(), y.Day(), 0, 0, 0, 0, ndjamena)
+	return &webhooksPage{layout: layout{Title: "wh.title", Nav: "webhooks"}, Endpoints: list,
+		Since: since.Format(localMinute)}, nil
+}
+
+// localMinute is the form of an <input type="datetime-local">.
+const localMinute = "2006-01-02T15:04"
+
+func (d *Dashboard) handleWebhooks() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		p, err := d.webhooksPage(r)
+		if err != nil {
+			d.fail(w, r, err)
+			return
+		}
+		d.render(w, r, http.StatusOK, "webhooks", p)
+	})
+}
+
+// handleEndpointAdd registers an endpoint and shows its secret once, in
+// this answer (sent with Cache-Control: no-store).
+func (d *Dashboard) handleEndpointAdd() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !parseForm(w, r) {
+			d.badForm(w, r)
+			return
+		}
+		raw := strings.TrimSpace(r.PostForm.Get("url"))
+		e, err := d.webhooks.CreateEndpoint(r.Context(), sessionOf(r).MerchantID, raw)
+		if msg, fields, ok := domainMessage(err); ok {
+			p, err := d.webhooksPage(r)
+			if err != nil {
+				d.fail(w, r, err)
+				return
+			}
+			p.URL, p.Error, p.Fields = raw, msg, fields
+			d.render(w, r, http.StatusUnprocessableEntity, "webhooks", p)
+			return
+		}
+		if err != nil {
+			d.fail(w, r, err)
+			return
+		}
+		d.Audit(r.Context(), actionEndpointAdded, e.URL+" ("+e.ID+")")
+		d.render(w, r, http.StatusCreated, "webhook_secret", &secretPage{layout: layout{Title: "wh.secret.title", Nav: "webhooks"}, Endpoint: *e})
+	})
+}
+
+// handleEndpointRotate gives an endpoint a new secret, shown once; the old
+// one keeps signing for 24 hours.
+func (d *Dashboard) handleEndpointRotate() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		e, err := d.webhooks.RotateSecret(r.Context(), sessionOf(r).MerchantID, r.PathValue("id"))
+		if err != nil {
+			d.fail(w, r, err)
+			return
+		}
+		d.Audit(r.Context(), actionEndpointRotated, e.URL+" ("+e.ID+")")
+		d.render(w, r, http.StatusOK, "webhook_secret", &secretPage{layout: layout{Title: "wh.secret.title", Nav: "webhooks"}, Endpoint: *e, Rotated: true})
+	})
+}
+
+// handleEndpointSwitch enables or disables an endpoint.
+func (d *Dashboard) handleEndpointSwitch(enable bool) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		merchant, id := sessionOf(r).MerchantID, r.PathValue("id")
+		change, action, flash := d.webhooks.DisableEndpoint, actionEndpointDisabled, "wh.disabled.flash"
+		if enable {
+			change, action, flash = d.webhooks.EnableEndpoint, actionEndpointEnabled, "wh.enabled.flash"
+		}
+		if err := change(r.Context(), merchant, id); err != nil {
+			d.fail(w, r, err)
+			return
+		}
+		d.Audit(r.Context(), action, id)
+		d.redirectWithFlash(w, r, "/webhooks", flash, "")
+	})
+}
+
+// findEndpoint returns the merchant's endpoint named in the path, or nil.
+func (d *Dashboard) findEndpoint(r *http.Request) (*webhook.Endpoint, error) {
+	list, err := d.webhooks.Endpoints(r.Context(), sessionOf(r).MerchantID)
+	if err != nil {
+		return nil, err
+	}
+	for _, e := range list {
+		if e.ID == r.PathValue("id") {
+			return &e, nil
+		}
+	}
+	return nil, nil
+}
+
+func (d *Dashboard) handleEndpointDeleteConfirm() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		e, err := d.findEndpoint(r)
+		if err != nil {
+			d.fail(w, r, err)
+			return
+		}
+		if e == nil {
+			d.notFound(w, r)
+			return
+		}
+		d.render(w, r, http.StatusOK, "webhook_delete", &endpointDeletePage{layout: layout{Title: "wh.delete.title", Nav: "webhooks"}, Endpoint: *e})
+	})
+}
+
+func (d *Dashboard) handleEndpointDelete() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		e, err := d.findEndpoint(r)
+		if err != nil {
+			d.fail(w, r, err)
+			return
+		}
+		if e == nil {
+			d.notFound(w, r)
+			return
+		}
+		if err := d.webhooks.DeleteEndpoint(r.Context(), sessionOf(r).MerchantID, e.ID); err != nil {
+			d.fail(w, r, err)
+			return
+		}
+		d.Audit(r.Context(), actionEndpointDeleted, e.URL+" ("+e.ID+")")
+		d.redirectWithFlash(w, r, "/webhooks", "wh.deleted.flash", "")
+	})
+}
+
+// handleEndpointTest sends the test event and shows its answer on the
+// webhooks page.
+func (d *Dashboard) handleEndpointTest() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		res, err := d.webhooks.Test(r.Context(), sessionOf(r).MerchantID, r.PathValue("id"))
+		if err != nil {
+			d.fail(w, r, err)
+			return
+		}
+		p, err := d.webhooksPage(r)
+		if err != nil {
+			d.fail(w, r, err)
+			return
+		}
+		p.Test, p.TestEndpoint = res, r.PathValue("id")
+		d.render(w, r, http.StatusOK, "webhooks", p)
+	})
+}
+
+// handleDeliveries is the delivery history, filtered by state, event and
+// endpoint, newest first, one page at a time.
+func (d *Dashboard) handleDeliveries() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		merchant := sessionOf(r).MerchantID
+		q := r.URL.Query()
+		list, err := d.webhooks.Endpoints(r.Context(), merchant)
+		if err != nil {
+			d.fail(w, r, err)
+			return
+		}
+		p := &deliveriesPage{layout: layout{Title: "wh.history.title", Nav: "webhooks"}, Endpoints: list, Events: webhook.Events,
+			States: []webhook.DeliveryState{webhook.StatePending, webhook.StateDelivered, webhook.StateUndelivered},
+			State:  q.Get("state"), Event: q.Get("event"), Endpoint: q.Get("endpoint")}
+		p.DeliveryList = deliveryList{layout: &p.layout, Actions: true, Return: "/webhooks/deliveries?" + r.URL.RawQuery}
+		if p.Endpoint != "" && !hasEndpoint(list, p.Endpoint) {
+			d.notFound(w, r)
+			return
+		}
+		f := webhook.DeliveryFilter{State: webhook.DeliveryState(p.State), Event: p.Event, EndpointID: p.Endpoint, After: q.Get("after")}
+		page, err := d.webhooks.History(r.Context(), merchant, f)
+		if _, fields, ok := domainMessage(err); ok {
+			p.Fields = fields
+			d.render(w, r, http.StatusBadRequest, "deliveries", p)
+			return
+		}
+		if err != nil {
+			d.fail(w, r, err)
+			return
+		}
+		p.DeliveryList.Deliveries = page.Deliveries
+		if page.Next != "" {
+			next := url.Values{}
+			for k, v := range map[string]string{"state": p.State, "event": p.Event, "endpoint": p.Endpoint, "after": page.Next} {
+				if v != "" {
+					next.Set(k, v)
+				}
+			}
+			p.NextURL = "/webhooks/deliveries?" + next.Encode()
+		}
+		d.render(w, r, http.StatusOK, "deliveries", p)
+	})
+}
+
+// handleResend makes one manual attempt of a delivery and comes back to
+// the page it was asked from, saying what the receiver answered.
+func (d *Dashboard) handleResend() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !parseForm(w, r) {
+			d.badForm(w, r)
+			return
+		}
+		id := r.PathValue("id")
+		back := r.PostForm.Get("return")
+		if !localPath(back) || strings.ContainsAny(back, "\r\n") {
+			back = "/webhooks/deliveries"
+		}
+		a, err := d.webhooks.Resend(r.Context(), sessionOf(r).MerchantID, id)
+		if msg, _, ok := domainMessage(err); ok {
+			d.redirectWithFlash(w, r, back, "wh.resend.refused", msg)
+			return
+		}
+		if err != nil {
+			d.fail(w, r, err)
+			return
+		}
+		d.Audit(r.Context(), actionDeliveryResent, id)
+		if a.Succeeded {
+			d.redirectWithFlash(w, r, back, "wh.resend.ok", strconv.Itoa(a.StatusCode))
+			return
+		}
+		answer := a.Error
+		if a.StatusCode != 0 {
+			answer = "HTTP " + strconv.Itoa(a.StatusCode)
+		}
+		d.redirectWithFlash(w, r, back, "wh.resend.failed", answer)
+	})
+}
+
+// handleResendSince queues every undelivered delivery since a time (in
+// N'Djamena time, as the page shows times), optionally of one endpoint.
+func (d *Dashboard) handleResendSince() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !parseForm(w, r) {
+			d.badForm(w, r)
+			return
+		}
+		since, err := time.ParseInLocation(localMinute, r.PostForm.Get("since"), ndjamena)
+		if err != nil {
+			p, err := d.webhooksPage(r)
+			if err != nil {
+				d.fail(w, r, err)
+				return
+			}
+			p.Fields = map[string]string{"since": "wh.since.bad"}
+			d.render(w, r, http.StatusBadRequest, "webhooks", p)
+			return
+		}
+		endpoint := r.PostForm.Get("endpoint")
+		if endpoint != "" {
+			r.SetPathValue("id", endpoint)
+			if e, err := d.findEndpoint(r); err != nil || e == nil {
+				if err == nil {
+					err = errNotFound
+				}
+				d.fail(w, r, err)
+				return
+			}
+		}
+		res, err := d.webhooks.ResendUndelivered(r.Context(), sessionOf(r).MerchantID, since, endpoint)
+		if err != nil {
+			d.fail(w, r, err)
+			return
+		}
+		target := "since " + since.UTC().Format(time.RFC3339)
+		if endpoint != "" {
+			target += ", endpoint " + endpoint
+		}
+		d.Audit(r.Context(), actionResentSince, target+": "+strconv.Itoa(res.Queued)+" queued")
+		flash := "wh.since.queued"
+		if res.More {
+			flash = "wh.since.more"
+		}
+		d.redirectWithFlash(w, r, "/webhooks/deliveries", flash, strconv.Itoa(res.Queued))
+	})
+}
+
+func hasEndpoint(list []webhook.Endpoint, id string) bool {
+	for _, e := range list {
+		if e.ID == id {
+			return true
+		}
+	}
+	return false
+}
+
+// errNotFound is the dashboard's not-found for an id that is not this
+// merchant's.
+var errNotFound = &payment.Error{Code: payment.ENOTFOUND, Message: "not found"}
+
+// FlashText is the flash message with its argument, when it has one (the
+// answer of a re-send, a number of deliveries queued).
+func (l *layout) FlashText() string {
+	if l.FlashArg == "" {
+		return l.T(l.Flash)
+	}
+	return l.T(l.Flash, l.FlashArg)
+}
+
+// badForm answers a form that could not be read.
+func (d *Dashboard) badForm(w http.ResponseWriter, r *http.Request) {
+	d.render(w, r, http.StatusBadRequest, "message", &messagePage{layout: layout{Title: "error.title"}, Heading: "error.title", Body: "form.fix"})
+}
+
+func init() {
+	addMessages(map[string]string{
+		"wh.title":             "Webhooks",
+		"wh.intro":             "Your endpoints receive a signed POST when a payment succeeds, fails or times out.",
+		"wh.url":               "URL",
+		"wh.add":               "Add endpoint",
+		"wh.add.help":          "In live mode only public https URLs are accepted.",
+		"wh.enabled":           "Enabled",
+		"wh.disabledstate":     "Disabled",
+		"wh.enable":            "Enable",
+		"wh.disable":           "Disable",
+		"wh.delete":            "Delete",
+		"wh.rotate":            "Rotate secret",
+		"wh.test":              "Send test event",
+		"wh.oldsecret":         "Previous secret valid until",
+		"wh.history":           "Delivery history",
+		"wh.history.title":     "Webhook deliveries",
+		"wh.secret.title":      "Signing secret",
+		"wh.secret.warning":    "Copy this secret now: it will not be shown again. Your endpoint uses it to verify each delivery.",
+		"wh.secret.rotated":    "The previous secret stays valid for 24 hours: until then every delivery carries a webhook-signature for each secret.",
+		"wh.secret.done":       "Done",
+		"wh.delete.title":      "Delete endpoint",
+		"wh.delete.confirm":    "Delete this endpoint? It will receive no more events. Its delivery history stays readable.",
+		"wh.deleted.flash":     "The endpoint was deleted.",
+		"wh.enabled.flash":     "The endpoint was enabled.",
+		"wh.disabled.flash":    "The endpoint was disabled.",
+		"wh.test.title":        "Test event answer",
+		"wh.test.ok":           "Delivered: the endpoint answered HTTP %d in %d ms.",
+		"wh.test.failed":       "Not delivered.",
+		"wh.answer":            "Answer",
+		"wh.latency":           "Latency",
+		"wh.excerpt":           "Response or error",
+		"wh.attempts":          "%d attempts",
+		"wh.queued":            "queued for re-send",
+		"wh.next":              "next attempt",
+		"wh.manual":            "manual",
+		"wh.inprogress":        "In progress",
+		"wh.noanswer":          "No answer",
+		"wh.noattempt":         "Not attempted yet.",
+		"wh.delivery.id":       "Delivery",
+		"wh.delivery.tx":       "transaction",
+		"wh.resend":            "Re-send now",
+		"wh.resend.ok":         "Re-sent: the endpoint answered HTTP %s.",
+		"wh.resend.failed":     "Re-sent, but not delivered: %s.",
+		"wh.resend.refused":    "Not re-sent: %s",
+		"wh.since":             "Re-send every undelivered delivery since",
+		"wh.since.help":        "N'Djamena time. Deliveries still being retried are left to their schedule.",
+		"wh.since.endpoint":    "Endpoint",
+		"wh.since.all":         "All endpoints",
+		"wh.since.submit":      "Re-send undelivered",
+		"wh.since.bad":         "Enter a date and time.",
+		"wh.since.queued":      "%s deliveries queued for re-sending.",
+		"wh.since.more":        "%s deliveries queued; more remain: ask again once these are sent.",
+		"wh.state.pending":     "Pending",
+		"wh.state.delivered":   "Delivered",
+		"wh.state.undelivered": "Undelivered",
+		"wh.filter.state":      "State",
+		"wh.filter.event":      "Event",
+		"wh.filter.endpoint":   "Endpoint",
+		"wh.filter.any":        "Any",
+		"wh.filter.apply":      "Apply",
+		"wh.none":              "No delivery matches.",
+		"wh.older":             "Older",
+	}, map[string]string{
+		"wh.title":             "Webhooks",
+		"wh.intro":             "Vos points de réception reçoivent un POST signé quand un paiement réussit, échoue ou expire.",
+		"wh.url":               "URL",
+		"wh.add":               "Ajouter un point de réception",
+		"wh.add.help":          "En mode réel, seules les URL https publiques sont acceptées.",
+		"wh.enabled":           "Activé",
+		"wh.disabledstate":     "Désactivé",
+		"wh.enable":            "Activer",
+		"wh.disable":           "Désactiver",
+		"wh.delete":            "Supprimer",
+		"wh.rotate":            "Changer le secret",
+		"wh.test":              "Envoyer un événement de test",
+		"wh.oldsecret":         "Ancien secret valable jusqu'au",
+		"wh.history":           "Historique des envois",
+		"wh.history.title":     "Envois de webhooks",
+		"wh.secret.title":      "Secret de signature",
+		"wh.secret.warning":    "Copiez ce secret maintenant : il ne sera plus affiché. Votre point de réception s'en sert pour vérifier chaque envoi.",
+		"wh.secret.rotated":    "L'ancien secret reste valable 24 heures : d'ici là, chaque envoi porte une webhook-signature pour chacun des deux secrets.",
+		"wh.secret.done":       "Terminé",
+		"wh.delete.title":      "Supprimer le point de réception",
+		"wh.delete.confirm":    "Supprimer ce point de réception ? Il ne recevra plus d'événements. Son historique reste consultable.",
+		"wh.deleted.flash":     "Le point de réception a été supprimé.",
+		"wh.enabled.flash":     "Le point de réception a été activé.",
+		"wh.disabled.flash":    "Le point de réception a été désactivé.",
+		"wh.test.title":        "Réponse à l'événement de test",
+		"wh.test.ok":           "Livré : le point de réception a répondu HTTP %d en %d ms.",
+		"wh.test.failed":       "Non livré.",
+		"wh.answer":            "Réponse",
+		"wh.latency":           "Latence",
+		"wh.excerpt":           "Réponse ou erreur",
+		"wh.attempts":          "%d tentatives",
+		"wh.queued":            "en attente de renvoi",
+		"wh.next":              "prochaine tentative",
+		"wh.manual":            "manuelle",
+		"wh.inprogress":        "En cours",
+		"wh.noanswer":          "Pas de réponse",
+		"wh.noattempt":         "Pas encore tenté.",
+		"wh.delivery.id":       "Envoi",
+		"wh.delivery.tx":       "transaction",
+		"wh.resend":            "Renvoyer maintenant",
+		"wh.resend.ok":         "Renvoyé : le point de réception a répondu HTTP %s.",
+		"wh.resend.failed":     "Renvoyé, mais non livré : %s.",
+		"wh.resend.refused":    "Non renvoyé : %s",
+		"wh.since":             "Renvoyer tous les envois non livrés depuis",
+		"wh.since.help":        "Heure de N'Djamena. Les envois encore en cours de tentatives suivent leur calendrier.",
+		"wh.since.endpoint":    "Point de réception",
+		"wh.since.all":         "Tous",
+		"wh.since.submit":      "Renvoyer les non livrés",
+		"wh.since.bad":         "Saisissez une date et une heure.",
+		"wh.since.queued":      "%s envois mis en file pour être renvoyés.",
+		"wh.since.more":        "%s envois mis en file ; il en reste : redemandez une fois ceux-ci envoyés.",
+		"wh.state.pending":     "En cours",
+		"wh.state.delivered":   "Livré",
+		"wh.state.undelivered": "Non livré",
+		"wh.filter.state":      "État",
+		"wh.filter.event":      "Événement",
+		"wh.filter.endpoint":   "Point de réception",
+		"wh.filter.any":        "Tous",
+		"wh.filter.apply":      "Appliquer",
+		"wh.none":              "Aucun envoi ne correspond.",
+		"wh.older":             "Plus anciens",
+	})
+}

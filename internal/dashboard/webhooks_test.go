@@ -1,0 +1,295 @@
+package dashboard_test
+
+import (
+	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/base64"
+	"html"
+	"net/http"
+	"net/url"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+)
+
+var shownSecret = regexp.MustCompile(`whsec_[A-Za-z0-9+/]{43}=`)
+
+// verifies checks webhook-signature as stock Standard Webhooks verifiers
+// do: any one of its space-separated signatures made with secret.
+func verifies(secret string, r received) bool {
+	key, err := base64.StdEncoding.DecodeString(strings.TrimPrefix(secret, "whsec_"))
+	if err != nil {
+		return false
+	}
+	mac := hmac.New(sha256.New, key)
+	mac.Write([]byte(r.header.Get("webhook-id") + "." + r.header.Get("webhook-timestamp") + "."))
+	mac.Write(r.body)
+	want := "v1," + base64.StdEncoding.EncodeToString(mac.Sum(nil))
+	for _, sig := range strings.Fields(r.header.Get("webhook-signature")) {
+		if hmac.Equal([]byte(sig), []byte(want)) {
+			return true
+		}
+	}
+	return false
+}
+
+// endpointIDs lists the endpoint ids a webhooks page links to.
+func endpointIDs(body string) []string {
+	var out []string
+	for _, m := range regexp.MustCompile(`/webhooks/([0-9a-f-]{36})/delete`).FindAllStringSubmatch(body, -1) {
+		out = append(out, m[1])
+	}
+	return out
+}
+
+// settleByPhone answers a payment on the sandbox phone, as a developer.
+func settleByPhone(t *testing.T, br *browser, id string, confirm bool) {
+	t.Helper()
+	form := url.Values{"number": {payer}, "answer": {"refuse"}}
+	if confirm {
+		form = url.Values{"number": {payer}, "answer": {"confirm"}, "pin": {"0000"}}
+	}
+	if r := br.postForm("/phone/"+id+"/answer", form); r.status != http.StatusSeeOther {
+		t.Fatalf("answer %s: %d %s", id, r.status, r.body)
+	}
+}
+
+// TestWebhookEndpointPages: adding an endpoint follows the mode's URL rules
+// and shows its secret once (no-store); the test event's answer is shown;
+// an endpoint can be disabled, enabled, rotated (the new secret shown
+// once, and both secrets verify deliveries meanwhile) and deleted after a
+// confirmation; each change is in the audit log, never a secret.
+func TestWebhookEndpointPages(t *testing.T) {
+	eachEngine(t, func(t *testing.T, b *bundle) {
+		rc := newReceiver(t, nil)
+		br := b.login(b.owner.Email)
+
+		if r := br.postForm("/webhooks", url.Values{"url": {"ftp://example.com/hook"}}); r.status != http.StatusUnprocessableEntity ||
+			!strings.Contains(r.body, `class="field-error"`) || shownSecret.MatchString(html.UnescapeString(r.body)) {
+			t.Errorf("a bad URL: %d", r.status)
+		}
+		add := br.postForm("/webhooks", url.Values{"url": {rc.URL + "/hook"}})
+		secrets := shownSecret.FindAllString(html.UnescapeString(add.body), -1)
+		if add.status != http.StatusCreated || len(secrets) != 1 || add.header.Get("Cache-Control") != "no-store" {
+			t.Fatalf("add: %d, secrets %v, Cache-Control %q", add.status, secrets, add.header.Get("Cache-Control"))
+		}
+		first := secrets[0]
+		list := br.get("/webhooks")
+		ids := endpointIDs(list.body)
+		if len(ids) != 1 || !strings.Contains(list.body, rc.URL+"/hook") {
+			t.Fatalf("list: %v", ids)
+		}
+		id := ids[0]
+		if r := br.postForm("/webhooks", url.Values{"url": {rc.URL + "/hook"}}); r.status != http.StatusUnprocessableEntity || !strings.Contains(r.body, "registered already") {
+			t.Errorf("the same URL twice: %d", r.status)
+		}
+
+		// The test event, and its answer on the page.
+		test := br.postForm("/webhooks/"+id+"/test", nil)
+		if test.status != http.StatusOK || !strings.Contains(test.body, "Delivered: the endpoint answered HTTP 200") || !strings.Contains(test.body, "thanks") {
+			t.Errorf("test event: %d", test.status)
+		}
+		if got := rc.waitFor(t, 1); got[0].header.Get("X-Service-Test") != "true" || !verifies(first, got[0]) {
+			t.Errorf("test event request: %v", got[0].header)
+		}
+		down := newReceiver(t, func(_ int, w http.ResponseWriter) {
+			w.WriteHeader(http.StatusBadGateway)
+			w.Write([]byte("upstream down"))
+		})
+		br.postForm("/webhooks", url.Values{"url": {down.URL}})
+		downID := ""
+		for _, e := range endpointIDs(br.get("/webhooks").body) {
+			if e != id {
+				downID = e
+			}
+		}
+		if r := br.postForm("/webhooks/"+downID+"/test", nil); !strings.Contains(r.body, "Not delivered.") || !strings.Contains(r.body, "HTTP 502") || !strings.Contains(r.body, "upstream down") {
+			t.Errorf("a failing test event's answer is not shown")
+		}
+
+		// Disable, enable.
+		if r := br.postForm("/webhooks/"+downID+"/disable", nil); r.status != http.StatusSeeOther {
+			t.Errorf("disable: %d", r.status)
+		}
+		if !strings.Contains(br.get("/webhooks").body, "Disabled") {
+			t.Error("the endpoint is not shown disabled")
+		}
+		if r := br.postForm("/webhooks/"+downID+"/enable", nil); r.status != http.StatusSeeOther {
+			t.Errorf("enable: %d", r.status)
+		}
+
+		// Rotate: a new secret, once; a delivery then verifies with both.
+		rot := br.postForm("/webhooks/"+id+"/rotate", nil)
+		secrets = shownSecret.FindAllString(html.UnescapeString(rot.body), -1)
+		if rot.status != http.StatusOK || len(secrets) != 1 || secrets[0] == first || rot.header.Get("Cache-Control") != "no-store" ||
+			!strings.Contains(rot.body, "24 hours") {
+			t.Fatalf("rotate: %d %v", rot.status, secrets)
+		}
+		second := secrets[0]
+		if page := br.get("/webhooks"); !strings.Contains(page.body, "Previous secret valid until") {
+			t.Error("the list does not say the old secret is still valid")
+		}
+		tx := createPayment(t, b, b.s.APIKey, "rotated-1", "AIRTEL", 1500)
+		settleByPhone(t, br, tx["id"].(string), true)
+		got := rc.waitFor(t, 2)
+		if d := got[1]; !verifies(first, d) || !verifies(second, d) || len(strings.Fields(d.header.Get("webhook-signature"))) != 2 {
+			t.Errorf("after rotation: old secret verifies %v, new %v, signatures %q", verifies(first, d), verifies(second, d), d.header.Get("webhook-signature"))
+		}
+
+		// Delete: confirmation first.
+		confirm := br.get("/webhooks/" + downID + "/delete")
+		if confirm.status != http.StatusOK || !strings.Contains(confirm.body, `action="/webhooks/`+downID+`/delete"`) {
+			t.Errorf("delete confirmation: %d", confirm.status)
+		}
+		if r := br.postForm("/webhooks/"+downID+"/delete", nil); r.status != http.StatusSeeOther {
+			t.Errorf("delete: %d", r.status)
+		}
+		if ids := endpointIDs(br.get("/webhooks").body); len(ids) != 1 || ids[0] != id {
+			t.Errorf("after delete: %v", ids)
+		}
+
+		// Secrets appear only in the answers that made them.
+		for _, path := range []string{"/webhooks", "/audit", "/webhooks/deliveries", "/"} {
+			if body := html.UnescapeString(br.get(path).body); strings.Contains(body, first) || strings.Contains(body, second) {
+				t.Errorf("%s shows a secret", path)
+			}
+		}
+		audit := br.get("/audit").body
+		for _, action := range []string{"webhook.endpoint_added", "webhook.secret_rotated", "webhook.endpoint_deleted", "webhook.endpoint_disabled"} {
+			if !strings.Contains(audit, action) {
+				t.Errorf("the audit log lacks %s", action)
+			}
+		}
+	})
+}
+
+// TestDeliveryHistoryPage: the history filters by state, event and
+// endpoint and shows each attempt; one delivery is re-sent, then every
+// undelivered one since a time, once however often it is asked.
+func TestDeliveryHistoryPage(t *testing.T) {
+	eachEngine(t, func(t *testing.T, b *bundle) {
+		up := make(chan bool, 1)
+		up <- false
+		rc := newReceiver(t, func(_ int, w http.ResponseWriter) {
+			ok := <-up
+			up <- ok
+			if !ok {
+				w.WriteHeader(http.StatusServiceUnavailable)
+				w.Write([]byte("maintenance"))
+			}
+		})
+		setUp := func(ok bool) { <-up; up <- ok }
+		b.addUser(b.s.MerchantID, "dev@example.com", "developer")
+		br := b.login("dev@example.com")
+		br.postForm("/webhooks", url.Values{"url": {rc.URL}})
+		endpoint := endpointIDs(br.get("/webhooks").body)[0]
+
+		var ids []string
+		for i, confirm := range []bool{true, false, true} {
+			id := createPayment(t, b, b.s.APIKey, "hist-"+string(rune('a'+i)), "AIRTEL", 1000)["id"].(string)
+			settleByPhone(t, br, id, confirm)
+			ids = append(ids, id)
+		}
+		rc.waitFor(t, 3) // every first attempt failed with 503
+		// Wait for those attempts' outcomes to be written, so that no
+		// attempt is in flight when the test marks them undelivered.
+		deadline := time.Now().Add(60 * time.Second)
+		for {
+			ds, err := b.s.App.Webhooks.Deliveries(context.Background(), b.s.MerchantID, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			done := len(ds) == 3
+			for _, d := range ds {
+				done = done && len(d.Attempts) == 1 && !d.Attempts[0].InProgress && d.NextAttemptAt != nil
+			}
+			if done {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatal("the first attempts were not recorded")
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		// Make them undelivered, as five failed attempts would.
+		if _, err := b.s.App.DB.Exec(`UPDATE webhook_deliveries SET state = 'undelivered', next_attempt_at = NULL WHERE merchant_id = $1`, b.s.MerchantID); err != nil {
+			t.Fatal(err)
+		}
+
+		all := br.get("/webhooks/deliveries")
+		if all.status != http.StatusOK || strings.Count(all.body, `class="delivery"`) != 3 || !strings.Contains(all.body, "HTTP 503") || !strings.Contains(all.body, "maintenance") {
+			t.Fatalf("history: %d, %d deliveries", all.status, strings.Count(all.body, `class="delivery"`))
+		}
+		for query, want := range map[string]int{
+			"state=undelivered":                       3,
+			"state=delivered":                         0,
+			"event=transaction.failed":                1,
+			"event=transaction.success":               2,
+			"endpoint=" + endpoint:                    3,
+			"endpoint=" + endpoint + "&state=pending": 0,
+		} {
+			if n := strings.Count(br.get("/webhooks/deliveries?"+query).body, `class="delivery"`); n != want {
+				t.Errorf("%s: %d deliveries, want %d", query, n, want)
+			}
+		}
+		if r := br.get("/webhooks/deliveries?state=lost"); r.status != http.StatusBadRequest {
+			t.Errorf("bad state filter: %d", r.status)
+		}
+
+		// Re-send one: still down, then up.
+		deliveries, _ := b.s.App.Webhooks.Deliveries(context.Background(), b.s.MerchantID, 0)
+		one := deliveries[0].ID
+		back := "/webhooks/deliveries?state=undelivered"
+		r := br.postForm("/webhooks/deliveries/"+one+"/resend", url.Values{"return": {back}})
+		if r.status != http.StatusSeeOther || r.header.Get("Location") != back {
+			t.Fatalf("re-send: %d %s", r.status, r.header.Get("Location"))
+		}
+		if page := br.get(back); !strings.Contains(page.body, "Re-sent, but not delivered: HTTP 503.") {
+			t.Error("the failed re-send's answer is not shown")
+		}
+		setUp(true)
+		br.postForm("/webhooks/deliveries/"+one+"/resend", url.Values{"return": {"//evil.example/"}})
+		if page := br.get("/webhooks/deliveries"); !strings.Contains(page.body, "Re-sent: the endpoint answered HTTP 200.") {
+			t.Error("the re-send's answer is not shown")
+		}
+		if r := br.postForm("/webhooks/deliveries/"+one+"/resend", nil); r.status != http.StatusSeeOther {
+			t.Errorf("re-sending a delivered delivery: %d", r.status)
+		} else if page := br.get("/webhooks/deliveries"); !strings.Contains(page.body, "Not re-sent:") {
+			t.Error("re-sending a delivered delivery is not refused")
+		}
+
+		// Every undelivered one since yesterday: the two left, once.
+		since := time.Now().In(ndjamena).Add(-24 * time.Hour).Format("2006-01-02T15:04")
+		sent := len(rc.requests())
+		if r := br.postForm("/webhooks/resend-undelivered", url.Values{"since": {since}}); r.status != http.StatusSeeOther {
+			t.Fatalf("re-send since: %d", r.status)
+		}
+		if page := br.get("/webhooks/deliveries"); !strings.Contains(page.body, "2 deliveries queued for re-sending.") {
+			t.Error("the number queued is not shown")
+		}
+		br.postForm("/webhooks/resend-undelivered", url.Values{"since": {since}, "endpoint": {endpoint}})
+		rc.waitFor(t, sent+2)
+		deadline = time.Now().Add(60 * time.Second)
+		for strings.Count(br.get("/webhooks/deliveries?state=delivered").body, `class="delivery"`) != 3 {
+			if time.Now().After(deadline) {
+				t.Fatal("the queued deliveries were not delivered")
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		time.Sleep(300 * time.Millisecond)
+		if n := len(rc.requests()) - sent; n != 2 {
+			t.Errorf("the re-send since made %d requests, want 2", n)
+		}
+		if r := br.postForm("/webhooks/resend-undelivered", url.Values{"since": {"yesterday"}}); r.status != http.StatusBadRequest {
+			t.Errorf("bad time: %d", r.status)
+		}
+		audit := b.login(b.owner.Email).get("/audit").body
+		for _, action := range []string{"webhook.delivery_resent", "webhook.undelivered_resent"} {
+			if !strings.Contains(audit, action) {
+				t.Errorf("the audit log lacks %s", action)
+			}
+		}
+	})
+}

@@ -1,0 +1,88 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+
+	"github.com/google/uuid"
+
+	"github.com/momopay/momopay/internal/payment"
+)
+
+// A transaction's timeline (table transaction_events): each step is
+// written by the store method that makes the change it describes, in the
+// same database transaction, and read back oldest first.
+
+// PushTaken implements payment.Store. The timeline step is written only by
+// the call that cleared the flag, so a push is accepted once in it.
+func (s *Transactions) PushTaken(ctx context.Context, merchantID, id string, step payment.TransactionEvent) error {
+	return s.db.InTx(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `UPDATE transactions SET push_in_flight = FALSE
+			WHERE merchant_id = $1 AND id = $2 AND push_in_flight`, merchantID, id)
+		if err != nil {
+			return err
+		}
+		if n, err := res.RowsAffected(); err != nil || n == 0 {
+			return err
+		}
+		return s.addEvent(ctx, tx, merchantID, id, step)
+	})
+}
+
+// Heard implements payment.Store.
+func (s *Transactions) Heard(ctx context.Context, merchantID, id string, e payment.TransactionEvent) error {
+	if !payment.ValidID(id) {
+		return payment.ErrNotFound
+	}
+	return s.db.InTx(ctx, func(tx *sql.Tx) error {
+		return s.addEvent(ctx, tx, merchantID, id, e)
+	})
+}
+
+// addEvent writes one step of a transaction's timeline inside tx. The id is
+// a version 7 UUID, which orders steps written in the same microsecond.
+func (s *Transactions) addEvent(ctx context.Context, tx *sql.Tx, merchantID, id string, e payment.TransactionEvent) error {
+	_, err := tx.ExecContext(ctx, `INSERT INTO transaction_events (id, merchant_id, transaction_id, kind, source, status, detail, at)
+		SELECT $1, $2, $3, $4, $5, $6, $7, $8 WHERE EXISTS (SELECT 1 FROM transactions WHERE merchant_id = $2 AND id = $3)`,
+		uuid.Must(uuid.NewV7()).String(), merchantID, id, string(e.Kind), e.Source, string(e.Status),
+		payment.EventDetail(e.Detail), s.db.Time(e.At))
+	return err
+}
+
+// Timeline returns the steps of one of the merchant's transactions, oldest
+// first; ErrNotFound when the merchant has no such transaction.
+func (s *Transactions) Timeline(ctx context.Context, merchantID, id string) ([]payment.TransactionEvent, error) {
+	if !payment.ValidID(id) || !payment.ValidID(merchantID) {
+		return nil, payment.ErrNotFound
+	}
+	out := []payment.TransactionEvent{}
+	err := s.db.InSnapshot(ctx, func(tx *sql.Tx) error {
+		var n int
+		if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM transactions WHERE merchant_id = $1 AND id = $2`, merchantID, id).Scan(&n); err != nil {
+			return err
+		}
+		if n == 0 {
+			return payment.ErrNotFound
+		}
+		rows, err := tx.QueryContext(ctx, `SELECT kind, source, status, detail, at FROM transaction_events
+			WHERE merchant_id = $1 AND transaction_id = $2 ORDER BY at, id LIMIT 500`, merchantID, id)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var e payment.TransactionEvent
+			var at Timestamp
+			if err := rows.Scan(&e.Kind, &e.Source, &e.Status, &e.Detail, &at); err != nil {
+				return err
+			}
+			e.At = at.Time
+			out = append(out, e)
+		}
+		return rows.Err()
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}

@@ -1,0 +1,53 @@
+package webhook
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"time"
+
+	"github.com/momopay/momopay/internal/store"
+)
+
+// SecretGrace is how long an endpoint's secret stays valid after it was
+// rotated out: time for the merchant to deploy the new one without missing
+// an event.
+const SecretGrace = 24 * time.Hour
+
+// RotateSecret gives one of the merchant's endpoints a fresh signing secret
+// and keeps the current one valid for SecretGrace: until then every
+// delivery carries two webhook-signature values, one per secret, so a
+// receiver verifying with either accepts it. X-Service-Signature is made
+// with the new secret only (the contract's header holds one value).
+// Rotating again within the grace period drops the oldest secret at once:
+// only the secret just replaced stays valid. The returned Endpoint carries
+// the new secret; it is never readable again, so show it to the merchant
+// now. ErrEndpointNotFound for an endpoint that is not the merchant's or
+// was deleted.
+func (s *Service) RotateSecret(ctx context.Context, merchantID, endpointID string) (*Endpoint, error) {
+	if !isUUID(merchantID, endpointID) {
+		return nil, ErrEndpointNotFound
+	}
+	secret, err := NewSecret()
+	if err != nil {
+		return nil, err
+	}
+	now := s.stamp()
+	until := now.Add(SecretGrace)
+	e := &Endpoint{Secret: secret, PreviousSecretExpiresAt: &until}
+	var created store.Timestamp
+	err = s.db.QueryRowContext(ctx, `UPDATE webhook_endpoints
+		SET previous_secret = secret, previous_secret_expires_at = $3, secret = $4
+		WHERE merchant_id = $1 AND id = $2 AND deleted_at IS NULL
+		RETURNING id, merchant_id, url, enabled, created_at`,
+		merchantID, endpointID, s.db.Time(until), secret).Scan(&e.ID, &e.MerchantID, &e.URL, &e.Enabled, &created)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, ErrEndpointNotFound
+	}
+	if err != nil {
+		return nil, err
+	}
+	e.CreatedAt = created.Time
+	s.log.Info("webhook secret rotated", "merchant_id", merchantID, "endpoint_id", endpointID, "previous_valid_until", until)
+	return e, nil
+}
