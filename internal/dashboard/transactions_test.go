@@ -351,6 +351,8 @@ func TestTransactionDetailAndPhone(t *testing.T) {
 		}
 		if got, _ := b.s.App.Payments.Get(context.Background(), b.s.MerchantID, refused); got.Status != payment.StatusFailed {
 			t.Errorf("refused payment is %s", got.Status)
+		} else if page := dev.get("/transactions/" + refused).body; got.FailureReason == "" || !strings.Contains(page, "Failure reason") || !strings.Contains(page, "<code>"+got.FailureReason+"</code>") {
+			t.Errorf("the refused payment's page lacks its failure reason %q", got.FailureReason)
 		}
 		// Answered once: a second answer finds nothing pending.
 		if r := dev.postForm("/phone/"+refused+"/answer", url.Values{"number": {payer}, "answer": {"confirm"}, "pin": {"1234"}}); r.status != http.StatusNotFound {
