@@ -316,7 +316,7 @@ func TestOverviewFigures(t *testing.T) {
 				`title="2026-03-10 23:30:00 UTC">11/03/2026 00:30</time>`,
 				"today-4",
 				// SUCCESS: 2 today, 3 over the week; AIRTEL: 2 today, 3 in all.
-				`SUCCESS</span></th><td class="num">2</td><td class="num">3</td>`,
+				`status-SUCCESS">Succeeded</span></th><td class="num">2</td><td class="num">3</td>`,
 				`AIRTEL</th><td class="num">2</td><td class="num">3</td>`,
 			} {
 				if !strings.Contains(page, want) {
