@@ -159,8 +159,12 @@ func TestLiveMode(t *testing.T) {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	if !strings.Contains(logs.String(), "source=callback") {
-		t.Errorf("settled, but not by Airtel's signed callback:\n%s", logs)
+	// The settled line is written just after the commit a GET can see.
+	for deadline := time.Now().Add(5 * time.Second); !strings.Contains(logs.String(), "source=callback"); time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Errorf("settled, but not by Airtel's signed callback:\n%s", logs)
+			break
+		}
 	}
 
 	// Moov: the SOAP push, then status enquiries until completed.

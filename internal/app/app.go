@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -71,9 +72,6 @@ func (c *Config) defaults() error {
 	if c.Mode != ModeSandbox && c.Mode != ModeLive {
 		return fmt.Errorf("unknown mode %q: use sandbox or live", c.Mode)
 	}
-	if c.Mode == ModeLive && len(c.SessionSecret) < dashboard.MinSecretBytes {
-		return fmt.Errorf("live mode needs MOMOPAY_SESSION_SECRET: set it to a random secret of at least %d bytes (e.g. openssl rand -base64 48)", dashboard.MinSecretBytes)
-	}
 	if c.PendingTTL == 0 {
 		c.PendingTTL = payment.DefaultPendingTTL
 	}
@@ -91,6 +89,33 @@ func (c *Config) defaults() error {
 	}
 	if c.Getenv == nil {
 		c.Getenv = func(string) string { return "" }
+	}
+	if c.Mode == ModeLive {
+		return c.liveProblems()
+	}
+	return nil
+}
+
+// liveProblems names everything live mode lacks at once: the dashboard's
+// session secret and, when serving, the operators' variables (checked by
+// building the adapters, which sends nothing to an operator).
+func (c *Config) liveProblems() error {
+	var problems []string
+	if len(c.SessionSecret) < dashboard.MinSecretBytes {
+		problems = append(problems, fmt.Sprintf("live mode needs MOMOPAY_SESSION_SECRET: set it to a random secret of at least %d bytes (e.g. openssl rand -base64 48)", dashboard.MinSecretBytes))
+	}
+	if c.RequireOperator {
+		probe := *c
+		probe.Logger = slog.New(slog.DiscardHandler) // wire logs its warnings once
+		set, err := (&App{cfg: probe}).liveOperators()
+		if err != nil {
+			problems = append(problems, err.Error())
+		} else {
+			set.close()
+		}
+	}
+	if len(problems) > 0 {
+		return errors.New(strings.Join(problems, "; "))
 	}
 	return nil
 }

@@ -143,6 +143,9 @@ func TestSandboxAirtelByHand(t *testing.T) {
 	}
 }
 
+// liveSessionSecret is the dashboard's session secret live mode needs.
+var liveSessionSecret = []byte("a-session-secret-for-the-tests-0123456789")
+
 // TestLiveConfiguration: live mode builds only the operators its
 // environment configures (a payment for another is 422 saying so), names
 // every missing variable of a half-configured one, and commits SQLite with
@@ -153,7 +156,7 @@ func TestLiveConfiguration(t *testing.T) {
 	env := map[string]string{
 		"MOMOPAY_AIRTEL_BASE_URL": "https://openapiuat.airtel.africa", "MOMOPAY_AIRTEL_CLIENT_ID": "id", "MOMOPAY_AIRTEL_CLIENT_SECRET": "secret",
 	}
-	a, err := app.Open(t.Context(), app.Config{DatabaseURL: testdb.URL(t, "sqlite"), Mode: app.ModeLive, Getenv: func(k string) string { return env[k] }, RequireOperator: true, Logger: quiet})
+	a, err := app.Open(t.Context(), app.Config{DatabaseURL: testdb.URL(t, "sqlite"), Mode: app.ModeLive, Getenv: func(k string) string { return env[k] }, RequireOperator: true, Logger: quiet, SessionSecret: liveSessionSecret})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -173,7 +176,7 @@ func TestLiveConfiguration(t *testing.T) {
 	}
 
 	half := map[string]string{"MOMOPAY_AIRTEL_CLIENT_ID": "id", "MOMOPAY_MOOV_URL": "https://moov.example"}
-	_, err = app.Open(t.Context(), app.Config{DatabaseURL: testdb.URL(t, "sqlite"), Mode: app.ModeLive, Getenv: func(k string) string { return half[k] }, Logger: quiet})
+	_, err = app.Open(t.Context(), app.Config{DatabaseURL: testdb.URL(t, "sqlite"), Mode: app.ModeLive, Getenv: func(k string) string { return half[k] }, Logger: quiet, SessionSecret: liveSessionSecret})
 	for _, name := range []string{"MOMOPAY_AIRTEL_BASE_URL", "MOMOPAY_AIRTEL_CLIENT_SECRET", "MOMOPAY_MOOV_USERNAME", "MOMOPAY_MOOV_PASSWORD", "MOMOPAY_MOOV_KEY"} {
 		if err == nil || !strings.Contains(err.Error(), name) {
 			t.Errorf("half-configured: %v, want %s named", err, name)
@@ -212,7 +215,7 @@ func TestDroppedPushSettlesByPolling(t *testing.T) {
 			}))
 			t.Cleanup(fake.Close)
 			env := map[string]string{"MOMOPAY_AIRTEL_BASE_URL": fake.URL, "MOMOPAY_AIRTEL_CLIENT_ID": "id", "MOMOPAY_AIRTEL_CLIENT_SECRET": "secret"}
-			a, err := app.Open(t.Context(), app.Config{DatabaseURL: testdb.URL(t, engine), Mode: app.ModeLive, Now: clk.Now,
+			a, err := app.Open(t.Context(), app.Config{DatabaseURL: testdb.URL(t, engine), Mode: app.ModeLive, Now: clk.Now, SessionSecret: liveSessionSecret,
 				Getenv: func(k string) string { return env[k] }, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 			if err != nil {
 				t.Fatal(err)
