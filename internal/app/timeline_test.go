@@ -46,7 +46,7 @@ func TestTimelineThroughThePaymentService(t *testing.T) {
 			}{
 				{payment.EventCreated, "", payment.StatusPending, ""},
 				{payment.EventPushAccepted, "", payment.StatusPending, ""},
-				{payment.EventHeard, payment.SourcePoll, payment.StatusPending, "sandbox: waiting for the payer"},
+				{payment.EventHeard, payment.SourcePoll, payment.StatusPending, "moov 100: pending (PENDING)"}, // the Moov simulator's answer
 				{payment.EventHeard, payment.SourceCallback, payment.StatusPending, "TIP: in progress"},
 				{payment.EventHeard, payment.SourceExpiry, payment.StatusTimeout, "no answer before expires_at"},
 				{payment.EventSettled, payment.SourceExpiry, payment.StatusTimeout, ""},
@@ -70,7 +70,7 @@ func TestTimelineThroughThePaymentService(t *testing.T) {
 			}
 			steps, _ = a.Transactions.Timeline(ctx, m, lost.ID)
 			if n := len(steps); n != 4 || steps[2].Source != payment.SourcePoll || steps[2].Status != payment.StatusSuccess ||
-				steps[2].Detail != "sandbox: payer confirmed" || steps[3].Kind != payment.EventSettled {
+				steps[2].Detail != "moov 0: completed (SUCCESS)" || steps[3].Kind != payment.EventSettled {
 				t.Errorf("settled by a poll: %+v", steps)
 			}
 		})
