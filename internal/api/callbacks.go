@@ -38,7 +38,7 @@ func (s *Server) handleOperatorCallback() http.Handler {
 			return
 		}
 		if err == nil {
-			err = s.payments.SettleByRef(r.Context(), op, cb.Ref, cb.Outcome, payment.SourceCallback)
+			err = s.payments.HandleCallback(r.Context(), op, cb)
 		}
 		if err != nil {
 			writeError(w, r, s.log, err)

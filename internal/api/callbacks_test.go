@@ -6,92 +6,102 @@ import (
 	"testing"
 	"time"
 
-	"github.com/momopay/momopay/internal/operator"
-	"github.com/momopay/momopay/internal/operator/sandbox"
+	"github.com/momopay/momopay/internal/operator/airtel/airtelsim"
 	"github.com/momopay/momopay/internal/payment"
 	"github.com/momopay/momopay/internal/testserver"
 )
 
-func postCallback(t *testing.T, s *testserver.Server, path string, body []byte, signature string) response {
+// postCallback posts body to path; hash, when set, goes in Airtel's Hash
+// header (the body's own hash field is the other place Airtel puts it).
+func postCallback(t *testing.T, s *testserver.Server, path string, body []byte, hash string) response {
 	t.Helper()
 	req, _ := http.NewRequest("POST", s.URL+path, bytes.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")
-	if signature != "" {
-		req.Header.Set(sandbox.SignatureHeader, signature)
+	if hash != "" {
+		req.Header.Set("Hash", hash)
 	}
 	return send(t, req)
 }
 
-// TestOperatorCallbacks plays the operator posting callbacks to
-// /callbacks/{operator}: only an authentic one about a known payment
-// settles it.
+// TestOperatorCallbacks plays Airtel posting callbacks to
+// /callbacks/airtel: only an authentic one about a known payment settles
+// it; a forged one is refused; one without a hash is only a hint, which
+// makes the service ask Airtel (here its simulator, where the payer has not
+// answered yet), and settles nothing by itself.
 func TestOperatorCallbacks(t *testing.T) {
 	s := testserver.Start(t, testserver.Options{})
 	secret := s.App.SandboxCallbackSecret
 	created := do(t, s, "POST", "/v1/transactions", s.APIKey, newPayment(map[string]any{"phone_number": "+23566112233"}))
 	id, ref := created.body["id"].(string), created.body["internal_ref"].(string)
 
-	failed := operator.Outcome{State: operator.Failed, Detail: "TF: balance too low"}
-	body, sig := sandbox.SignedCallback(secret, ref, failed)
-	forged, forgedSig := sandbox.SignedCallback([]byte("not the secret"), ref, operator.Outcome{State: operator.Succeeded})
+	body := airtelsim.SignedCallback(secret, ref, "TF", "balance too low", "AM0001")
+	forged := airtelsim.SignedCallback([]byte("not the secret"), ref, "TS", "paid", "AM0001")
+	unsigned := airtelsim.SignedCallback(nil, ref, "TS", "paid", "AM0001")
 
 	for _, c := range []struct {
 		name, path string
 		body       []byte
-		sig        string
 		status     int
 	}{
-		{"unsigned", "/callbacks/airtel", body, "", 401},
-		{"signed with another secret", "/callbacks/airtel", forged, forgedSig, 401},
-		{"body changed after signing", "/callbacks/airtel", bytes.Replace(body, []byte(`"TF"`), []byte(`"TS"`), 1), sig, 401},
-		{"operator without callbacks", "/callbacks/mtn", body, sig, 404},
-		{"wrong method", "/callbacks/airtel", nil, "", 405},
+		{"unsigned: a hint only", "/callbacks/airtel", unsigned, 200},
+		{"signed with another secret", "/callbacks/airtel", forged, 401},
+		{"body changed after signing", "/callbacks/airtel", bytes.Replace(body, []byte(`"TF"`), []byte(`"TS"`), 1), 401},
+		{"not Airtel's shape", "/callbacks/airtel", []byte(`{"status":"TS"}`), 401},
+		{"operator without callbacks", "/callbacks/mtn", body, 404},
+		{"wrong method", "/callbacks/airtel", nil, 405},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			var r response
 			if c.status == 405 {
 				r = do(t, s, "GET", c.path, "", nil)
 			} else {
-				r = postCallback(t, s, c.path, c.body, c.sig)
+				r = postCallback(t, s, c.path, c.body, "")
 			}
 			if r.status != c.status {
 				t.Fatalf("got %d %s, want %d", r.status, r.raw, c.status)
 			}
 			if got := do(t, s, "GET", "/v1/transactions/"+id, s.APIKey, nil); got.body["status"] != "PENDING" {
-				t.Fatalf("a refused callback settled the payment: %s", got.raw)
+				t.Fatalf("a refused or unverified callback settled the payment: %s", got.raw)
 			}
 		})
 	}
 
 	// An in-progress report changes nothing; an unknown payment is 404.
-	progress, progressSig := sandbox.SignedCallback(secret, ref, operator.Outcome{State: operator.Pending})
-	if r := postCallback(t, s, "/callbacks/airtel", progress, progressSig); r.status != 200 {
+	progress := airtelsim.SignedCallback(secret, ref, "TIP", "in progress", "")
+	if r := postCallback(t, s, "/callbacks/airtel", progress, ""); r.status != 200 {
 		t.Errorf("in-progress callback: %d %s", r.status, r.raw)
 	}
-	unknown, unknownSig := sandbox.SignedCallback(secret, "SERVICE-NOSUCH00", failed)
-	if r := postCallback(t, s, "/callbacks/airtel", unknown, unknownSig); r.status != 404 {
+	unknown := airtelsim.SignedCallback(secret, "SERVICE-NOSUCH00", "TF", "", "")
+	if r := postCallback(t, s, "/callbacks/airtel", unknown, ""); r.status != 404 {
 		t.Errorf("callback for an unknown payment: %d %s", r.status, r.raw)
 	}
 
 	// The authentic callback settles it, once.
-	if r := postCallback(t, s, "/callbacks/airtel", body, sig); r.status != 200 {
+	if r := postCallback(t, s, "/callbacks/airtel", body, ""); r.status != 200 {
 		t.Fatalf("authentic callback: %d %s", r.status, r.raw)
 	}
 	if got := do(t, s, "GET", "/v1/transactions/"+id, s.APIKey, nil); got.body["status"] != "FAILED" {
 		t.Fatalf("after the callback: %s", got.raw)
 	}
-	if r := postCallback(t, s, "/callbacks/airtel", body, sig); r.status != 200 {
+	if r := postCallback(t, s, "/callbacks/airtel", body, ""); r.status != 200 {
 		t.Errorf("a repeated callback: %d %s", r.status, r.raw)
 	}
 	if cases, _ := s.App.Cases.List(t.Context()); len(cases) != 0 {
 		t.Errorf("a repeated identical callback made reconciliation cases: %v", cases)
 	}
+	// The operator's reference is kept with the transaction, not shown.
+	tx, err := s.App.Transactions.Transaction(t.Context(), s.MerchantID, id)
+	if err != nil || tx.OperatorRef != "AM0001" || tx.FailureReason != "other" {
+		t.Errorf("kept: ref %q reason %q (%v), want AM0001 and other", tx.OperatorRef, tx.FailureReason, err)
+	}
+	if got := do(t, s, "GET", "/v1/transactions/"+id, s.APIKey, nil); bytes.Contains([]byte(got.raw), []byte("AM0001")) {
+		t.Errorf("the operator's reference leaked into /v1: %s", got.raw)
+	}
 }
 
 // TestCallbackSettlesOnlyItsOperatorsPayment: a validly signed callback on
 // /callbacks/airtel about a MOOV payment is answered 404, like an unknown
-// reference, and changes nothing; the same callback on /callbacks/moov
-// settles it.
+// reference, and changes nothing; Moov has no callbacks at all.
 func TestCallbackSettlesOnlyItsOperatorsPayment(t *testing.T) {
 	eachEngine(t, func(t *testing.T, engine string) {
 		s := testserver.Start(t, testserver.Options{DB: engine})
@@ -100,9 +110,9 @@ func TestCallbackSettlesOnlyItsOperatorsPayment(t *testing.T) {
 			t.Fatalf("create: %d %s", created.status, created.raw)
 		}
 		id, ref := created.body["id"].(string), created.body["internal_ref"].(string)
-		for _, state := range []operator.State{operator.Succeeded, operator.Failed, operator.Expired, operator.Pending} {
-			body, sig := sandbox.SignedCallback(s.App.SandboxCallbackSecret, ref, operator.Outcome{State: state})
-			if r := postCallback(t, s, "/callbacks/airtel", body, sig); r.status != 404 || r.errorField("code") != "NOT_FOUND" {
+		for _, state := range []string{"TS", "TF", "TE", "TIP"} {
+			body := airtelsim.SignedCallback(s.App.SandboxCallbackSecret, ref, state, "", "AM1")
+			if r := postCallback(t, s, "/callbacks/airtel", body, ""); r.status != 404 || r.errorField("code") != "NOT_FOUND" {
 				t.Errorf("AIRTEL callback %s about a MOOV payment: %d %s", state, r.status, r.raw)
 			}
 		}
@@ -112,12 +122,13 @@ func TestCallbackSettlesOnlyItsOperatorsPayment(t *testing.T) {
 		if cases, _ := s.App.Cases.List(t.Context()); len(cases) != 0 {
 			t.Errorf("another operator's callback made reconciliation cases: %v", cases)
 		}
-		body, sig := sandbox.SignedCallback(s.App.SandboxCallbackSecret, ref, operator.Outcome{State: operator.Succeeded})
-		if r := postCallback(t, s, "/callbacks/moov", body, sig); r.status != 200 {
-			t.Fatalf("MOOV's own callback: %d %s", r.status, r.raw)
+		// Moov sends no callbacks: nothing is read there.
+		body := airtelsim.SignedCallback(s.App.SandboxCallbackSecret, ref, "TS", "", "AM1")
+		if r := postCallback(t, s, "/callbacks/moov", body, ""); r.status != 404 {
+			t.Fatalf("a callback on /callbacks/moov: %d %s", r.status, r.raw)
 		}
-		if got := do(t, s, "GET", "/v1/transactions/"+id, s.APIKey, nil); got.body["status"] != "SUCCESS" {
-			t.Errorf("after MOOV's own callback: %s", got.raw)
+		if got := do(t, s, "GET", "/v1/transactions/"+id, s.APIKey, nil); got.body["status"] != "PENDING" {
+			t.Errorf("after a callback on /callbacks/moov: %s", got.raw)
 		}
 	})
 }
@@ -134,12 +145,11 @@ func TestEarlyExpiredIsHeld(t *testing.T) {
 			t.Fatalf("create: %d %s", created.status, created.raw)
 		}
 		id, ref := created.body["id"].(string), created.body["internal_ref"].(string)
-		expired := operator.Outcome{State: operator.Expired, Detail: "TE: transaction expired"}
-		body, sig := sandbox.SignedCallback(s.App.SandboxCallbackSecret, ref, expired)
+		body := airtelsim.SignedCallback(s.App.SandboxCallbackSecret, ref, "TE", "transaction expired", "AM1")
 
 		// 55 s before expires_at, as the issue saw it.
 		clock.Advance(payment.DefaultPendingTTL - 55*time.Second)
-		if r := postCallback(t, s, "/callbacks/airtel", body, sig); r.status != 200 {
+		if r := postCallback(t, s, "/callbacks/airtel", body, ""); r.status != 200 {
 			t.Fatalf("early TE callback: %d %s", r.status, r.raw)
 		}
 		_, changed, err := s.App.Payments.Settle(t.Context(), s.MerchantID, id, payment.StatusExpired, payment.SourceSandbox, "early")
@@ -154,7 +164,7 @@ func TestEarlyExpiredIsHeld(t *testing.T) {
 		}
 
 		clock.Advance(55 * time.Second) // exactly expires_at
-		if r := postCallback(t, s, "/callbacks/airtel", body, sig); r.status != 200 {
+		if r := postCallback(t, s, "/callbacks/airtel", body, ""); r.status != 200 {
 			t.Fatalf("TE callback at expires_at: %d %s", r.status, r.raw)
 		}
 		got := do(t, s, "GET", "/v1/transactions/"+id, s.APIKey, nil)
@@ -162,4 +172,60 @@ func TestEarlyExpiredIsHeld(t *testing.T) {
 			t.Errorf("TE callback at expires_at: %s", got.raw)
 		}
 	})
+}
+
+// TestCallbacksOutOfOrder: Airtel's callbacks arriving out of order or
+// after a final state go through the one transition: the first outcome
+// stays, a contradicting one becomes a reconciliation case. An unsigned
+// callback only makes the service ask Airtel, whose answer settles.
+func TestCallbacksOutOfOrder(t *testing.T) {
+	eachEngine(t, func(t *testing.T, engine string) {
+		clock := testserver.NewClock(time.Now())
+		s := testserver.Start(t, testserver.Options{DB: engine, Now: clock.Now})
+		secret := s.App.SandboxCallbackSecret
+		created := do(t, s, "POST", "/v1/transactions", s.APIKey, newPayment(map[string]any{"phone_number": "+23566112233"}))
+		id, ref := created.body["id"].(string), created.body["internal_ref"].(string)
+		for i, c := range []struct{ code, want string }{{"TS", "SUCCESS"}, {"TF", "SUCCESS"}, {"TIP", "SUCCESS"}, {"TS", "SUCCESS"}} {
+			if r := postCallback(t, s, "/callbacks/airtel", airtelsim.SignedCallback(secret, ref, c.code, "", "AM42"), ""); r.status != 200 {
+				t.Fatalf("callback %d (%s): %d %s", i, c.code, r.status, r.raw)
+			}
+			if got := do(t, s, "GET", "/v1/transactions/"+id, s.APIKey, nil); got.body["status"] != c.want {
+				t.Fatalf("after callback %d (%s): %s", i, c.code, got.raw)
+			}
+		}
+		cases, _ := s.App.Cases.List(t.Context())
+		if len(cases) != 1 || cases[0].ReportedStatus != payment.StatusFailed || cases[0].FinalStatus != payment.StatusSuccess {
+			t.Errorf("cases: %+v, want the one late FAILED", cases)
+		}
+
+		// The payer of …06 confirmed, and Airtel's signed callback was lost;
+		// an unsigned one arrives: the enquiry it triggers settles.
+		lost := do(t, s, "POST", "/v1/transactions", s.APIKey, newPayment(map[string]any{"phone_number": "+23560000006"}))
+		lostID, lostRef := lost.body["id"].(string), lost.body["internal_ref"].(string)
+		clock.Advance(2 * time.Second)
+		if r := postCallback(t, s, "/callbacks/airtel", airtelsim.SignedCallback(nil, lostRef, "TF", "forged?", ""), ""); r.status != 200 {
+			t.Fatalf("unsigned callback: %d %s", r.status, r.raw)
+		}
+		if got := do(t, s, "GET", "/v1/transactions/"+lostID, s.APIKey, nil); got.body["status"] != "SUCCESS" {
+			t.Errorf("after the hint, Airtel's own answer should win: %s", got.raw)
+		}
+	})
+}
+
+// TestFailedCallbackReason: Airtel's TF callback has no failure code; the
+// service completes it from the enquiry, so the reason kept is the
+// payer's (here "not enough balance" of the …02 payer).
+func TestFailedCallbackReason(t *testing.T) {
+	clock := testserver.NewClock(time.Now())
+	s := testserver.Start(t, testserver.Options{Now: clock.Now})
+	created := do(t, s, "POST", "/v1/transactions", s.APIKey, newPayment(map[string]any{"phone_number": "+23560000002"}))
+	id, ref := created.body["id"].(string), created.body["internal_ref"].(string)
+	clock.Advance(2 * time.Second)
+	if r := postCallback(t, s, "/callbacks/airtel", airtelsim.SignedCallback(s.App.SandboxCallbackSecret, ref, "TF", "failed", "AM7"), ""); r.status != 200 {
+		t.Fatalf("callback: %d %s", r.status, r.raw)
+	}
+	tx, err := s.App.Transactions.Transaction(t.Context(), s.MerchantID, id)
+	if err != nil || tx.Status != payment.StatusFailed || tx.FailureReason != "insufficient_balance" || tx.OperatorCode != "DP00800001007" {
+		t.Fatalf("kept %+v (%v), want FAILED insufficient_balance DP00800001007", tx, err)
+	}
 }

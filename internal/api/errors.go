@@ -8,6 +8,7 @@ import (
 	"net/http"
 
 	"github.com/momopay/momopay/internal/payment"
+	"github.com/momopay/momopay/internal/store"
 )
 
 // Contract error codes (§7) and the ones DESIGN.md §4 adds for limits the
@@ -59,6 +60,9 @@ type errorObject struct {
 // INTERNAL_ERROR: SQL and Go internals never reach a caller.
 func writeError(w http.ResponseWriter, r *http.Request, log *slog.Logger, err error) {
 	e, ok := errors.AsType[*payment.Error](err)
+	if !ok && (store.Unavailable(err) || budgetSpent(r, err)) {
+		e, ok = databaseUnavailable(r, log, err), true
+	}
 	if !ok || e.Code == payment.EINTERNAL {
 		log.Error("internal error", "request_id", requestID(r.Context()), "method", r.Method, "path", r.URL.Path, "err", err)
 		e = &payment.Error{Code: payment.EINTERNAL, Message: "an internal error occurred; quote the X-Request-Id header when reporting it"}

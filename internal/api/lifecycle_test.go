@@ -98,7 +98,9 @@ func TestCircuitBreaker(t *testing.T) {
 		do(t, s, "POST", "/v1/transactions", s.APIKey, newPayment(map[string]any{"phone_number": "+23560000005", "operator": "MOOV"}))
 	}
 	r := do(t, s, "POST", "/v1/transactions", s.APIKey, newPayment(map[string]any{"phone_number": "+23560000001", "operator": "MOOV"}))
-	if r.status != http.StatusServiceUnavailable || r.errorField("retry_after") != 30.0 {
+	// 30 s, or 29 when the pushes (HTTP calls to the simulator) took over
+	// a second on a loaded machine.
+	if ra, _ := r.errorField("retry_after").(float64); r.status != http.StatusServiceUnavailable || ra < 29 || ra > 30 {
 		t.Errorf("with the MOOV circuit open: %d %s", r.status, r.raw)
 	}
 	// Another operator is unaffected.

@@ -150,6 +150,8 @@ type KeyAuthenticator interface {
 // sharing an address with the guesser notice.
 func (s *Server) requireKey(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		r, cancel := withBudget(r)
+		defer cancel()
 		now, addr := s.now(), clientAddress(r.RemoteAddr)
 		if wait, out := s.authFailures.empty(addr, now); out {
 			writeRateLimited(w, wait, "too many failed authentications from this address; retry after retry_after seconds")
@@ -171,7 +173,7 @@ func (s *Server) requireKey(next http.Handler) http.Handler {
 			writeProblem(w, http.StatusUnauthorized, codeUnauthorized, "invalid or revoked API key")
 			return
 		}
-		if wait, ok := s.keyLimits.take(keyID, now); !ok {
+		if wait, ok := s.keyLimits.Take(r.Context(), keyID, now); !ok {
 			writeRateLimited(w, wait, "too many requests for this API key; retry after retry_after seconds")
 			return
 		}

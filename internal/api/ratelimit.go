@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"net"
 	"net/netip"
 	"sync"
@@ -10,9 +11,10 @@ import (
 )
 
 // RateLimit is the sustained rate and burst allowed per API key; a
-// PerSecond of 0 turns limiting off. Limits are per process: with N
-// instances behind a balancer a key gets up to N times this, which is what
-// a guard against runaway clients needs.
+// PerSecond of 0 turns limiting off. Counted per process (NewLocalLimiter),
+// a key gets up to N times this behind N instances, which is what a guard
+// against runaway clients needs; counted in Redis (NewRedisLimiter), it
+// holds across every instance.
 type RateLimit struct {
 	PerSecond float64
 	Burst     int
@@ -26,6 +28,22 @@ var DefaultRateLimit = RateLimit{PerSecond: 50, Burst: 100}
 // keys gets 20 at once and then 10 a second, each answered without a
 // database lookup once the address has no token left.
 var AuthFailureLimit = RateLimit{PerSecond: 10, Burst: 20}
+
+// KeyLimiter spends one request of an API key's budget; when none is left
+// it spends nothing and says how long until a request is allowed again.
+type KeyLimiter interface {
+	Take(ctx context.Context, key string, now time.Time) (wait time.Duration, ok bool)
+}
+
+// NewLocalLimiter counts each key's requests in this process alone.
+func NewLocalLimiter(cfg RateLimit) KeyLimiter {
+	return newLimiterSet(cfg, maxLimiters)
+}
+
+// Take implements KeyLimiter.
+func (l *limiterSet) Take(_ context.Context, key string, now time.Time) (time.Duration, bool) {
+	return l.take(key, now)
+}
 
 // maxLimiters bounds each limiter set's memory (about 200 bytes an entry)
 // against many keys or, for failures, many addresses.

@@ -19,7 +19,7 @@ type Server struct {
 	keys     KeyAuthenticator
 	// keyLimits holds the rate limit of each API key (by key id);
 	// authFailures that of failed authentications per client address.
-	keyLimits    *limiterSet
+	keyLimits    KeyLimiter
 	authFailures *limiterSet
 	// callbacks reads the callbacks of the operators that send them.
 	callbacks map[payment.Operator]operator.CallbackReader
@@ -39,13 +39,19 @@ type Config struct {
 	Logger    *slog.Logger
 	// ObserveRequest, when set, is told about every request (metrics).
 	ObserveRequest ObserveRequest
+
+	// KeyLimiter counts RateLimit; nil counts it in this process alone.
+	KeyLimiter KeyLimiter
 }
 
 // NewServer builds the HTTP handler of the whole service.
 func NewServer(cfg Config) *Server {
+	if cfg.KeyLimiter == nil {
+		cfg.KeyLimiter = NewLocalLimiter(cfg.RateLimit)
+	}
 	return &Server{
 		payments: cfg.Payments, keys: cfg.Keys, callbacks: cfg.Callbacks, now: cfg.Now, log: cfg.Logger, observe: cfg.ObserveRequest,
-		keyLimits:    newLimiterSet(cfg.RateLimit, maxLimiters),
+		keyLimits:    cfg.KeyLimiter,
 		authFailures: newLimiterSet(AuthFailureLimit, maxLimiters),
 	}
 }

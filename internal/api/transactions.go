@@ -19,7 +19,7 @@ type Payments interface {
 	Initiate(ctx context.Context, merchantID string, req payment.CreateRequest) (*payment.Transaction, error)
 	Get(ctx context.Context, merchantID, id string) (*payment.Transaction, error)
 	List(ctx context.Context, merchantID string, f payment.ListFilter) (*payment.Page, error)
-	SettleByRef(ctx context.Context, op payment.Operator, ref string, o operator.Outcome, source string) error
+	HandleCallback(ctx context.Context, op payment.Operator, cb operator.Callback) error
 }
 
 // MaxBodyBytes bounds request bodies (DESIGN.md §4).

@@ -2,7 +2,6 @@ package app
 
 import (
 	"context"
-	"crypto/rand"
 	"database/sql"
 	"errors"
 	"fmt"
@@ -12,13 +11,13 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/redis/go-redis/v9"
 	"github.com/riverqueue/river"
 
 	"github.com/momopay/momopay/internal/api"
 	"github.com/momopay/momopay/internal/jobs"
 	"github.com/momopay/momopay/internal/metrics"
 	"github.com/momopay/momopay/internal/operator"
-	"github.com/momopay/momopay/internal/operator/sandbox"
 	"github.com/momopay/momopay/internal/payment"
 	"github.com/momopay/momopay/internal/store"
 	"github.com/momopay/momopay/internal/webhook"
@@ -39,12 +38,22 @@ type Config struct {
 	// JobPollInterval bounds how late a due background job starts.
 	JobPollInterval time.Duration
 	RateLimit       api.RateLimit
+	// RedisURL, when set, counts RateLimit in Redis across instances.
+	RedisURL string
+	// ShutdownGrace is how long Serve lets requests and running jobs
+	// finish once asked to stop (DefaultShutdownGrace when 0).
+	ShutdownGrace time.Duration
 	// ExistingDatabase refuses to create a database: administrative
 	// commands must not leave an empty momopay.db in whatever folder they
 	// ran in, nor set up a schema that serve or migrate should have.
 	ExistingDatabase bool
-	Now              func() time.Time
-	Logger           *slog.Logger
+	// Getenv reads the operators' credentials in live mode (operators.go).
+	Getenv func(string) string
+	// RequireOperator refuses live mode without any operator configured
+	// (serve sets it; administrative commands need none).
+	RequireOperator bool
+	Now             func() time.Time
+	Logger          *slog.Logger
 	// MetricsRefresh is how long the database readings behind the metrics
 	// are reused between scrapes (default 10 s); tests shorten it.
 	MetricsRefresh time.Duration
@@ -56,11 +65,6 @@ func (c *Config) defaults() error {
 	}
 	if c.Mode != ModeSandbox && c.Mode != ModeLive {
 		return fmt.Errorf("unknown mode %q: use sandbox or live", c.Mode)
-	}
-	if c.Mode == ModeLive {
-		// The Airtel and Moov adapters are not built yet; refusing to start
-		// beats taking real merchants' payments through a simulator.
-		return errors.New("live mode needs the Airtel and Moov adapters, which this build does not have yet")
 	}
 	if c.PendingTTL == 0 {
 		c.PendingTTL = payment.DefaultPendingTTL
@@ -76,6 +80,9 @@ func (c *Config) defaults() error {
 	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()
+	}
+	if c.Getenv == nil {
+		c.Getenv = func(string) string { return "" }
 	}
 	return nil
 }
@@ -108,6 +115,12 @@ type App struct {
 	Metrics     *metrics.Metrics
 	breakers    map[string]operator.Operator
 	jobsRunning atomic.Bool
+	// redis counts rate limits when Config.RedisURL is set.
+	redis *redis.Client
+	// ops are the operator adapters (and sandbox simulators) in use.
+	ops *operatorSet
+	// Refunds records refunds and the merchants' auto-refund policy.
+	Refunds *store.Refunds
 }
 
 // Open connects to the database, applies migrations and wires everything.
@@ -122,7 +135,7 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 	}
 	a := &App{cfg: cfg, DB: db}
 	if err := a.wire(ctx); err != nil {
-		db.Close()
+		a.Close()
 		return nil, err
 	}
 	return a, nil
@@ -132,6 +145,11 @@ func (a *App) wire(ctx context.Context) error {
 	cfg, db := a.cfg, a.DB
 	a.Metrics = metrics.New()
 	var err error
+	unlock, err := db.LockSchema(ctx) // instances starting together migrate one at a time
+	if err != nil {
+		return err
+	}
+	defer unlock()
 	if a.Schema, err = db.ApplyMigrations(ctx); err != nil {
 		return err
 	}
@@ -163,46 +181,39 @@ func (a *App) wire(ctx context.Context) error {
 	a.Transactions.OnSettled = a.Webhooks.Enqueue
 	handlers.Deliveries = a.Webhooks
 
-	operators, callbacks := a.sandboxOperators()
+	if a.ops, err = a.buildOperators(); err != nil {
+		return err
+	}
+	operators, callbacks := a.observeOperators(a.ops.operators), a.ops.callbacks
 	a.Payments = payment.NewService(a.Metrics.Store(a.Transactions), operators, cfg.Now, cfg.PendingTTL, cfg.Logger)
+	a.Refunds = store.NewRefunds(db)
+	a.Payments.SetRefunds(a.Refunds)
 	handlers.Payments = a.Payments
 	a.sweeper = &jobs.Sweeper{OverduePayments: a.Transactions.Overdue, OverdueDeliveries: a.Webhooks.Overdue,
 		Handlers: handlers, Now: cfg.Now, Logger: cfg.Logger}
 
+	limiter, err := a.keyLimiter()
+	if err != nil {
+		return err
+	}
 	a.Handler = api.NewServer(api.Config{
-		Payments: a.Metrics.Payments(a.Payments), Keys: a.APIKeys, Callbacks: callbacks, RateLimit: cfg.RateLimit, Now: cfg.Now, Logger: cfg.Logger,
+		Payments: a.Metrics.Payments(a.Payments), Keys: a.APIKeys, Callbacks: callbacks, RateLimit: cfg.RateLimit, KeyLimiter: limiter, Now: cfg.Now, Logger: cfg.Logger,
 		ObserveRequest: a.Metrics.ObserveRequest,
 	}).Handler()
 	a.registerCollector()
 	return nil
 }
 
-// sandboxOperators builds the simulated AIRTEL and MOOV, each behind its
-// circuit breaker, and the readers of their callbacks. They call this
-// process back over HTTP once it serves, signing with a secret drawn per
-// process: in a sandbox with several instances, a callback reaching another
-// one is refused and polling settles the payment, as with a lost callback.
-func (a *App) sandboxOperators() (map[payment.Operator]operator.Operator, map[payment.Operator]operator.CallbackReader) {
-	a.callbackBase.Store("")
-	cb := sandbox.Callbacks{
-		Secret: []byte(rand.Text()), Client: &http.Client{Timeout: 10 * time.Second},
-		URL: func() string { return a.callbackBase.Load().(string) },
-	}
-	a.SandboxCallbackSecret = cb.Secret
-	operators := map[payment.Operator]operator.Operator{}
+// observeOperators puts each operator (behind its circuit breaker) under
+// the metrics, and keeps the breakers for the breaker-state gauge.
+func (a *App) observeOperators(ops map[payment.Operator]operator.Operator) map[payment.Operator]operator.Operator {
 	a.breakers = map[string]operator.Operator{}
-	callbacks := map[payment.Operator]operator.CallbackReader{}
-	// One circuit per merchant: the sandbox's outages are one merchant's
-	// test number, and must not refuse every other merchant's pushes.
-	breaker := operator.DefaultBreakerSettings
-	breaker.PerMerchant = true
-	for _, code := range payment.Operators {
-		sb := sandbox.New(string(code), a.cfg.Now, cb, a.cfg.Logger)
-		a.breakers[string(code)] = operator.WithBreaker(string(code), sb, breaker)
-		operators[code] = a.Metrics.Operator(string(code), a.breakers[string(code)])
-		callbacks[code] = sb
+	observed := map[payment.Operator]operator.Operator{}
+	for code, op := range ops {
+		a.breakers[string(code)] = op
+		observed[code] = a.Metrics.Operator(string(code), op)
 	}
-	return operators, callbacks
+	return observed
 }
 
 // quiet keeps River's own info chatter out of the service log.
@@ -219,11 +230,18 @@ func (h leveled) Enabled(ctx context.Context, l slog.Level) bool {
 	return l >= h.min && h.Handler.Enabled(ctx, l)
 }
 
-// Close releases the database.
-func (a *App) Close() error { return a.DB.Close() }
+// Close stops the operator simulators and releases the database (and
+// Redis).
+func (a *App) Close() error {
+	a.ops.close()
+	if a.redis != nil {
+		a.redis.Close()
+	}
+	return a.DB.Close()
+}
 
 // Serve runs the HTTP server on ln and the background workers until ctx
-// ends, then drains both.
+// ends, then drains both within Config.ShutdownGrace (shutdown.go).
 func (a *App) Serve(ctx context.Context, ln net.Listener) error {
 	if err := a.Jobs.Start(context.WithoutCancel(ctx)); err != nil {
 		return fmt.Errorf("start jobs: %w", err)
@@ -249,11 +267,7 @@ func (a *App) Serve(ctx context.Context, ln net.Listener) error {
 	case err = <-errc:
 	}
 	a.jobsRunning.Store(false) // /readyz: this instance is going away
-	shutdown, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
-	defer cancel()
-	srv.Shutdown(shutdown)
-	stopSweep()
-	a.Jobs.Stop(shutdown)
+	a.drain(srv, stopSweep)
 	if errors.Is(err, http.ErrServerClosed) {
 		err = nil
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -12,9 +13,6 @@ import (
 
 	"github.com/momopay/momopay/internal/payment"
 )
-
-// Version is set at build time with -ldflags "-X ...app.Version=...".
-var Version = "dev"
 
 // Env reads configuration from the environment; tests pass a map lookup.
 type Env func(string) string
@@ -107,14 +105,18 @@ var commands []command
 
 func init() {
 	commands = []command{
-		{"serve", "serve [--addr HOST:PORT] [--mode sandbox|live] [--pending-ttl DURATION] [--rate-limit N] [--rate-burst N] [--db URL]",
+		{"serve", "serve [--addr HOST:PORT] [--mode sandbox|live] [--pending-ttl DURATION] [--rate-limit N] [--rate-burst N] [--redis-url URL] [--shutdown-grace DURATION] [--db URL]",
 			"Run the API, the operators' callbacks and the background workers until SIGINT or SIGTERM. Creates and migrates the database if needed.", (*cli).serve},
 		{"migrate", "migrate [--db URL] [--json]",
 			"Create the database if needed and apply the schema migrations it lacks.", (*cli).migrate},
+		{"backup", "backup --to FILE [--db URL] [--json]",
+			"Copy a SQLite database, consistently, while it serves; the file must not exist yet. For PostgreSQL use pg_dump.", (*cli).backup},
 		{"merchant create", "merchant create --name NAME --email EMAIL --password-stdin [--db URL] [--json]",
 			"Add a merchant; its dashboard password is read from standard input.", (*cli).merchantCreate},
 		{"merchant list", "merchant list [--db URL] [--json]",
 			"List every merchant.", (*cli).merchantList},
+		{"merchant auto-refund", "merchant auto-refund --merchant MERCHANT_ID on|off [--db URL] [--json]",
+			"Refund automatically a SUCCESS the operator reports after the payment ended TIMEOUT (off by default).", (*cli).merchantAutoRefund},
 		{"apikey create", "apikey create --merchant MERCHANT_ID [--db URL] [--json]",
 			"Make an API key for a merchant; the key is shown only here.", (*cli).apikeyCreate},
 		{"apikey list", "apikey list --merchant MERCHANT_ID [--db URL] [--json]",
@@ -129,6 +131,10 @@ func init() {
 			"Play the payer of a sandbox payment: refuse it (FAILED).", func(c *cli, ctx context.Context, a []string) error {
 				return c.sandboxAnswer(ctx, "sandbox refuse", a, payment.StatusFailed)
 			}},
+		{"transaction show", "transaction show TRANSACTION_ID [--db URL] [--json]",
+			"Show a transaction with what the operator said (its reference, code, failure reason) and its refunds.", (*cli).transactionShow},
+		{"refund", "refund TRANSACTION_ID [--by NAME] [--db URL] [--json]",
+			"Give a paid transaction's money back to the payer, in full, through its operator; recorded with who asked.", (*cli).refund},
 		{"reconcile list", "reconcile list [--db URL] [--json]",
 			"List late operator outcomes that contradict a final state, to reconcile by hand.", (*cli).reconcileList},
 		{"webhook create", "webhook create --merchant MERCHANT_ID --url URL [--db URL] [--json]",
@@ -147,8 +153,10 @@ func init() {
 			"Attempt a pending or undelivered delivery once more, now; a pending one keeps its automatic schedule.", (*cli).webhookResend},
 		{"webhook test", "webhook test --merchant MERCHANT_ID ENDPOINT_ID [--db URL] [--json]",
 			"Send a transaction.test event to an endpoint, once, and wait for its answer.", (*cli).webhookTest},
+		{"config check", "config check [SERVE FLAGS] [--json]",
+			"Print the settings serve would run with (secrets hidden) and where each comes from, check them (the database and Redis reachable), and exit 1 naming every problem.", (*cli).configCheck},
 		{"version", "version [--json]",
-			"Print the version.", (*cli).version},
+			"Print the version, commit and build date.", (*cli).version},
 	}
 }
 
@@ -188,6 +196,10 @@ create a database. Flags may come before or after the arguments; --json
 prints one JSON object on stdout. Webhook commands follow MOMOPAY_MODE like
 serve (sandbox allows http and loopback URLs).
 
+Every flag has an environment variable: MOMOPAY_ and its name in capitals
+(--shutdown-grace: MOMOPAY_SHUTDOWN_GRACE), listed by "momopay COMMAND -h";
+"momopay config check" shows what serve would run with.
+
 Run "momopay COMMAND -h" for a command's flags.
 `)
 	return b.String()
@@ -198,6 +210,10 @@ type cli struct {
 	stdin  io.Reader
 	stdout io.Writer
 	stderr io.Writer
+	// inspect, when set, gets a command's parsed flags, where each value
+	// came from and the bad variables, and the command stops there
+	// (config_cli.go).
+	inspect func(fs *flag.FlagSet, from map[string]string, bad []error)
 }
 
 // open wires the app for an administrative command: no workers, quiet
@@ -206,7 +222,7 @@ type cli struct {
 func (c *cli) open(ctx context.Context, dbURL string) (*App, error) {
 	return Open(ctx, Config{
 		DatabaseURL: dbURL, Mode: or(c.getenv("MOMOPAY_MODE"), ModeSandbox), ExistingDatabase: true,
-		Logger: c.quietLogger(),
+		Logger: c.quietLogger(), Getenv: c.getenv,
 	})
 }
 
@@ -234,17 +250,4 @@ func (c *cli) table(header string, rows func(w io.Writer)) {
 	fmt.Fprintln(tw, header)
 	rows(tw)
 	tw.Flush()
-}
-
-func (c *cli) version(_ context.Context, args []string) error {
-	fs := c.newFlags("version")
-	asJSON := jsonFlag(fs)
-	if err := c.parseNone(fs, args); err != nil {
-		return err
-	}
-	if *asJSON {
-		return c.printJSON(map[string]string{"version": Version})
-	}
-	fmt.Fprintln(c.stdout, "momopay", Version)
-	return nil
 }

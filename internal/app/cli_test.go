@@ -359,7 +359,14 @@ func TestServeRefusesBadSettings(t *testing.T) {
 		{nil, []string{"--rate-limit", "5", "--rate-burst", "0"}, "--rate-burst 0 is out of range"},
 		{map[string]string{"MOMOPAY_RATE_LIMIT": "lots"}, nil, `MOMOPAY_RATE_LIMIT="lots" is not a valid value for --rate-limit`},
 		{map[string]string{"MOMOPAY_RATE_BURST": "-3"}, nil, "--rate-burst -3 is out of range"},
-		{nil, []string{"--addr", "127.0.0.1:99999"}, "cannot listen on 127.0.0.1:99999"},
+		{nil, []string{"--addr", "127.0.0.1:99999"}, `--addr "127.0.0.1:99999" is not a listen address`},
+		{nil, []string{"--addr", "8080"}, `--addr "8080" is not a listen address`},
+		{nil, []string{"--shutdown-grace", "0s"}, "--shutdown-grace 0s is out of range"},
+		{map[string]string{"MOMOPAY_SHUTDOWN_GRACE": "11m"}, nil, "--shutdown-grace 11m0s is out of range"},
+		{nil, []string{"--redis-url", "http://127.0.0.1:6379"}, "--redis-url http://127.0.0.1:6379 is not a Redis URL"},
+		// Every problem at once, not the first alone.
+		{map[string]string{"MOMOPAY_RATE_LIMIT": "lots", "MOMOPAY_PENDING_TTL": "soon"}, nil, `MOMOPAY_PENDING_TTL="soon" is not a valid value for --pending-ttl: parse error` + "\n" + `MOMOPAY_RATE_LIMIT="lots" is not a valid value for --rate-limit`},
+		{nil, []string{"--mode", "prod", "--rate-burst", "-1"}, `--mode "prod" is not a mode: use sandbox or live (env MOMOPAY_MODE)` + "\nserve: " + "--rate-burst -1 is out of range"},
 		{nil, []string{"extra"}, "serve takes no arguments"},
 	}
 	for _, c := range cases {

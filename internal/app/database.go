@@ -13,6 +13,9 @@ import (
 // creates a SQLite file nor sets up a schema in an empty database, and
 // says which command would.
 func openDatabase(ctx context.Context, cfg Config) (*store.DB, error) {
+	if cfg.Mode == ModeLive {
+		cfg.DatabaseURL = store.Durable(cfg.DatabaseURL)
+	}
 	if !cfg.ExistingDatabase {
 		return store.Open(ctx, cfg.DatabaseURL)
 	}

@@ -11,9 +11,9 @@ import (
 // errHelpShown ends a command that printed its help; Run returns nil.
 var errHelpShown = errors.New("help shown")
 
-// flagEnv names the environment variable behind each flag that has one.
-// A flag on the command line wins over its variable, which wins over the
-// default.
+// flagEnv names the environment variable behind a flag whose variable is
+// not the rule's (see envOf). A flag on the command line wins over its
+// variable, which wins over the default.
 var flagEnv = map[string]string{
 	"db":          "MOMOPAY_DATABASE_URL",
 	"addr":        "MOMOPAY_ADDR",
@@ -21,10 +21,32 @@ var flagEnv = map[string]string{
 	"pending-ttl": "MOMOPAY_PENDING_TTL",
 	"rate-limit":  "MOMOPAY_RATE_LIMIT",
 	"rate-burst":  "MOMOPAY_RATE_BURST",
-	"admin-addr":  "MOMOPAY_ADMIN_ADDR",
-	"log-format":  "MOMOPAY_LOG_FORMAT",
-	"log-level":   "MOMOPAY_LOG_LEVEL",
+	// The Go client's examples read MOMOPAY_URL (the API's address):
+	// webhook create --url must not take it up.
+	"url":   "MOMOPAY_WEBHOOK_URL",
+	"limit": "MOMOPAY_DELIVERY_LIMIT",
+	"name":  "MOMOPAY_MERCHANT_NAME",
+	"email": "MOMOPAY_MERCHANT_EMAIL",
+	"to":    "MOMOPAY_BACKUP_TO",
+	"by":    "MOMOPAY_REFUND_BY",
 }
+
+// envOf is the environment variable of a flag: every flag of every command
+// has one, MOMOPAY_ and the flag's name in upper case with "_" for "-"
+// (--shutdown-grace, MOMOPAY_SHUTDOWN_GRACE), unless flagEnv names another.
+func envOf(flagName string) string {
+	if env, ok := flagEnv[flagName]; ok {
+		return env
+	}
+	return "MOMOPAY_" + strings.ToUpper(strings.ReplaceAll(flagName, "-", "_"))
+}
+
+// Where a flag's value came from, as momopay config check shows it.
+const (
+	fromDefault = "default"
+	fromEnv     = "env"
+	fromFlag    = "flag"
+)
 
 // newFlags starts the flag set of a command. It prints nothing itself:
 // parse shows help on stdout and returns errors for main to print once.
@@ -74,22 +96,35 @@ func (c *cli) parse(fs *flag.FlagSet, args []string) ([]string, error) {
 		positional = append(positional, fs.Arg(0))
 		args = fs.Args()[1:]
 	}
-	set := map[string]bool{}
-	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
-	var err error
+	from := map[string]string{}
+	fs.Visit(func(f *flag.Flag) { from[f.Name] = fromFlag })
+	// Every variable is read, and every bad one named, before giving up.
+	var errs []error
 	fs.VisitAll(func(f *flag.Flag) {
-		env := flagEnv[f.Name]
-		if set[f.Name] || env == "" || err != nil {
+		env := envOf(f.Name)
+		if from[f.Name] != "" {
 			return
 		}
+		from[f.Name] = fromDefault
 		if v := c.getenv(env); v != "" {
 			if e := fs.Set(f.Name, v); e != nil {
-				err = fmt.Errorf("%s=%q is not a valid value for --%s: %v", env, v, f.Name, e)
+				errs = append(errs, fmt.Errorf("%s=%q is not a valid value for --%s: %v", env, v, f.Name, e))
+				fs.Set(f.Name, f.DefValue) // a failed Set may leave a zero value
+				return
 			}
+			from[f.Name] = fromEnv
 		}
 	})
-	return positional, err
+	if c.inspect != nil {
+		// momopay config check: it reports the problems itself.
+		c.inspect(fs, from, errs)
+		return nil, errInspected
+	}
+	return positional, errors.Join(errs...)
 }
+
+// errInspected ends a command run only to read its settings (cli.inspect).
+var errInspected = errors.New("settings read")
 
 // parseNone parses a command that takes no positional arguments.
 func (c *cli) parseNone(fs *flag.FlagSet, args []string) error {
@@ -156,6 +191,11 @@ func (c *cli) printHelp(fs *flag.FlagSet) {
 		fmt.Fprintf(c.stdout, "\n%s\n", cmd.summary)
 	}
 	fmt.Fprintf(c.stdout, "\nflags:\n")
+	fs.VisitAll(func(f *flag.Flag) {
+		if !strings.Contains(f.Usage, "(env ") {
+			f.Usage += " (env " + envOf(f.Name) + ")"
+		}
+	})
 	fs.SetOutput(c.stdout)
 	fs.PrintDefaults()
 	fs.SetOutput(io.Discard)

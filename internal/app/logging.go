@@ -1,6 +1,7 @@
 package app
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"log/slog"
@@ -57,3 +58,17 @@ func isTerminal(w io.Writer) bool {
 	st, err := f.Stat()
 	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }
+
+// checkLogging lets momopay config check name a bad --log-format or
+// --log-level with the others, as serve would refuse it.
+func checkLogging(_ context.Context, s settings) []string {
+	if !s.has("log-format") {
+		return nil
+	}
+	if _, err := NewLogger(io.Discard, s.str("log-format"), s.str("log-level")); err != nil {
+		return []string{err.Error()}
+	}
+	return nil
+}
+
+func init() { configChecks = append(configChecks, configCheck{run: checkLogging}) }

@@ -19,6 +19,7 @@ import (
 
 	"github.com/momopay/momopay/internal/app"
 	"github.com/momopay/momopay/internal/operator"
+	"github.com/momopay/momopay/internal/operator/airtel/airtelsim"
 	"github.com/momopay/momopay/internal/operator/sandbox"
 	"github.com/momopay/momopay/internal/payment"
 	"github.com/momopay/momopay/internal/testdb"
@@ -207,8 +208,8 @@ func TestMetricsAfterTraffic(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			body, sig := sandbox.SignedCallback(s.App.SandboxCallbackSecret, tx.InternalRef, operator.Outcome{State: operator.Failed, Detail: "late"})
-			if code, resp := call(t, http.MethodPost, s.URL+"/callbacks/airtel", "", string(body), sandbox.SignatureHeader, sig); code != http.StatusOK {
+			body := airtelsim.SignedCallback(s.App.SandboxCallbackSecret, tx.InternalRef, "TF", "late", "AM-LATE")
+			if code, resp := call(t, http.MethodPost, s.URL+"/callbacks/airtel", "", string(body)); code != http.StatusOK {
 				t.Fatalf("late callback: %d %v", code, resp)
 			}
 
@@ -522,8 +523,8 @@ func TestNoSecretInLogs(t *testing.T) {
 	// with a guessed secret, a body naming the secret.
 	operatorPassword := "op-" + rand32()
 	secrets["operator credential"] = operatorPassword
-	body, sig := sandbox.SignedCallback([]byte(operatorPassword), "SERVICE-ABCDEFGH", operator.Outcome{State: operator.Succeeded})
-	call(t, http.MethodPost, s.URL+"/callbacks/airtel", "", string(body), sandbox.SignatureHeader, sig,
+	body := airtelsim.SignedCallback([]byte(operatorPassword), "SERVICE-ABCDEFGH", "TS", "paid", "AM-FORGED")
+	call(t, http.MethodPost, s.URL+"/callbacks/airtel", "", string(body), "X-Signature", "forged-"+operatorPassword,
 		"Authorization", "Basic "+operatorPassword, "X-Callback-Token", operatorPassword)
 	call(t, http.MethodPost, s.URL+"/callbacks/airtel", "", `{"secret":"`+operatorPassword+`"}`)
 

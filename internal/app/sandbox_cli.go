@@ -8,9 +8,10 @@ import (
 	"github.com/momopay/momopay/internal/payment"
 )
 
-// sandboxAnswer plays the payer of a sandbox payment: it settles the
-// transaction as the operator's callback would, and says exactly what that
-// did to a payment that was already final.
+// sandboxAnswer plays the payer of a sandbox payment: the operator's
+// simulator takes the answer and the service asks it at once
+// (AnswerSandboxPayment), and the command says exactly what that did to a
+// payment that was already final.
 func (c *cli) sandboxAnswer(ctx context.Context, name string, args []string, to payment.Status) error {
 	fs, db, asJSON := c.flags(name)
 	rest, err := c.parseN(fs, args)
@@ -30,7 +31,7 @@ func (c *cli) sandboxAnswer(ctx context.Context, name string, args []string, to 
 	if err != nil {
 		return err
 	}
-	t, changed, err := a.Payments.Settle(ctx, merchant, id, to, payment.SourceSandbox, "sandbox: answered by hand")
+	t, changed, err := a.AnswerSandboxPayment(ctx, merchant, id, to == payment.StatusSuccess)
 	if err != nil {
 		return err
 	}
@@ -43,6 +44,8 @@ func (c *cli) sandboxAnswer(ctx context.Context, name string, args []string, to 
 		})
 	}
 	switch {
+	case changed && t.FailureReason != "":
+		fmt.Fprintf(c.stdout, "transaction %s is now %s (%s)\n", t.ID, t.Status, t.FailureReason)
 	case changed:
 		fmt.Fprintf(c.stdout, "transaction %s is now %s\n", t.ID, t.Status)
 	case recorded:

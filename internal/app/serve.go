@@ -3,9 +3,7 @@ package app
 import (
 	"context"
 	"crypto/rand"
-	"flag"
 	"fmt"
-	"math"
 	"net"
 	"os"
 	"path/filepath"
@@ -31,23 +29,14 @@ func (c *cli) serve(ctx context.Context, args []string) error {
 	adminAddr := fs.String("admin-addr", "127.0.0.1:9090", "admin listener for /metrics, /livez, /readyz and /debug/pprof/; keep it private; \"off\" turns it off (env MOMOPAY_ADMIN_ADDR)")
 	logFormat := fs.String("log-format", "", "log format: json or text (default json, or text when stderr is a terminal) (env MOMOPAY_LOG_FORMAT)")
 	logLevel := fs.String("log-level", "info", "least severe log lines written: debug, info, warn or error (env MOMOPAY_LOG_LEVEL)")
+	grace := fs.Duration("shutdown-grace", DefaultShutdownGrace, "on SIGTERM or SIGINT, how long requests and running jobs get to finish before jobs are cancelled and handed back (env MOMOPAY_SHUTDOWN_GRACE)")
+	redisURL := fs.String("redis-url", "", "redis://[:PASSWORD@]HOST:6379[/DB]: count rate limits in Redis, across every instance; unset, each instance counts its own (env MOMOPAY_REDIS_URL)")
 	if err := c.parseNone(fs, args); err != nil {
 		return err
 	}
-	// Set on the command line or, through parse, from MOMOPAY_PENDING_TTL.
-	ttlSet := false
-	fs.Visit(func(f *flag.Flag) { ttlSet = ttlSet || f.Name == "pending-ttl" })
-	switch {
-	case *mode != ModeSandbox && *mode != ModeLive:
-		return fmt.Errorf("serve: --mode %q is not a mode: use sandbox or live (env MOMOPAY_MODE)", *mode)
-	case ttlSet && *mode != ModeSandbox:
-		return fmt.Errorf("serve: --pending-ttl (MOMOPAY_PENDING_TTL) is for sandbox mode only: live payments stay PENDING %s", payment.DefaultPendingTTL)
-	case *ttl < minPendingTTL || *ttl > payment.DefaultPendingTTL:
-		return fmt.Errorf("serve: --pending-ttl %s is out of range: give a duration from %s to %s, e.g. 30s (env MOMOPAY_PENDING_TTL)", *ttl, minPendingTTL, payment.DefaultPendingTTL)
-	case *rateLimit < 0 || math.IsNaN(*rateLimit) || math.IsInf(*rateLimit, 0):
-		return fmt.Errorf("serve: --rate-limit %v is out of range: give requests per second per API key, 0 or more; 0 turns the limit off (env MOMOPAY_RATE_LIMIT)", *rateLimit)
-	case *rateBurst < 0 || (*rateLimit > 0 && *rateBurst < 1):
-		return fmt.Errorf("serve: --rate-burst %d is out of range: give at least 1 while --rate-limit is on (env MOMOPAY_RATE_BURST)", *rateBurst)
+	// Every problem at once; the same checks as momopay config check's.
+	if err := checkSettings(ctx, fs); err != nil {
+		return err
 	}
 	logger, err := NewLogger(c.stderr, *logFormat, *logLevel)
 	if err != nil {
@@ -66,6 +55,7 @@ func (c *cli) serve(ctx context.Context, args []string) error {
 	a, err := Open(ctx, Config{
 		DatabaseURL: *db, Mode: *mode, PendingTTL: *ttl,
 		RateLimit: api.RateLimit{PerSecond: *rateLimit, Burst: *rateBurst}, Logger: logger,
+		ShutdownGrace: *grace, RedisURL: *redisURL, Getenv: c.getenv, RequireOperator: true,
 	})
 	if err != nil {
 		ln.Close()

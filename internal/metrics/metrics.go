@@ -252,3 +252,8 @@ func outcomeOf(err error) string {
 	}
 	return outcomeError
 }
+
+// Unwrap implements operator.Unwrapper, so that the optional interfaces of
+// the operator inside (poll schedules, refunds, the sandbox payer) stay
+// reachable through the metrics.
+func (o *observedOperator) Unwrap() operator.Operator { return o.op }

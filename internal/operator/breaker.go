@@ -132,3 +132,7 @@ func (b *breaker) refusal(wait time.Duration) error {
 func (b *breaker) PaymentStatus(ctx context.Context, p Payment) (Outcome, error) {
 	return b.op.PaymentStatus(ctx, p)
 }
+
+// Unwrap implements Unwrapper: refunds, schedules and the sandbox payer of
+// the operator inside pass the breaker by.
+func (b *breaker) Unwrap() Operator { return b.op }

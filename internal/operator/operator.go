@@ -22,10 +22,13 @@ type Payment struct {
 	Ref string
 	// MerchantID is whose payment it is. Operators never see it; the
 	// sandbox's circuit breaker keeps one circuit per merchant with it.
-	MerchantID  string
-	Amount      int64
-	PhoneNumber string
-	Description string
+	MerchantID string
+	// TransactionID is our transaction id. Operators never see it either;
+	// adapters log it with each call, so a call can be traced to a payment.
+	TransactionID string
+	Amount        int64
+	PhoneNumber   string
+	Description   string
 	// RequestedAt is when the payment was created; the sandbox derives its
 	// simulated payer's behaviour from it, so it needs no state of its own.
 	RequestedAt time.Time
@@ -46,9 +49,38 @@ const (
 // Outcome is an operator's answer about a payment.
 type Outcome struct {
 	State State
-	// Detail is the operator's own code or message, kept for reconciliation.
+	// Detail is the operator's own message, kept for reconciliation.
 	Detail string
+	// Code is the operator's own status or failure code as it sent it
+	// (Airtel "DP00800001007", Moov "10"), kept with the transaction.
+	Code string
+	// Reason says in our words why a payment failed; "" unless Failed (and
+	// ReasonOther when the operator's code is not one we know).
+	Reason FailureReason
+	// OperatorRef is the operator's own id of the payment (Airtel's
+	// airtel_money_id, Moov's transid), needed to refund it; "" when the
+	// answer carried none.
+	OperatorRef string
 }
+
+// FailureReason is why a payment failed, the same words for every operator.
+// It is kept with the transaction and shown to the service's operators (CLI,
+// dashboard), never in the /v1 objects or webhooks, which the contract fixes.
+type FailureReason string
+
+// The failure reasons adapters map their operators' codes to.
+const (
+	ReasonWrongPIN            FailureReason = "wrong_pin"
+	ReasonInsufficientBalance FailureReason = "insufficient_balance"
+	ReasonLimitExceeded       FailureReason = "limit_exceeded"
+	ReasonInvalidAmount       FailureReason = "invalid_amount"
+	ReasonNoPIN               FailureReason = "payer_did_not_enter_pin"
+	ReasonRefused             FailureReason = "refused"
+	ReasonNotPermitted        FailureReason = "not_permitted"
+	ReasonTimedOut            FailureReason = "timed_out"
+	ReasonPayerNotRegistered  FailureReason = "payer_not_registered"
+	ReasonOther               FailureReason = "other"
+)
 
 // Operator is one Mobile Money operator.
 type Operator interface {
@@ -88,6 +120,12 @@ func (e *UnavailableError) Unwrap() error { return e.Cause }
 type Callback struct {
 	Ref     string
 	Outcome Outcome
+	// Unverified marks a callback whose authenticity could not be checked
+	// (no callback secret configured, or no hash sent): it is only a hint
+	// that the payment moved, and the caller asks the operator at once
+	// instead of believing it. A callback that fails its check is never
+	// Unverified: ReadCallback refuses it with ErrCallbackRejected.
+	Unverified bool
 }
 
 // CallbackReader is implemented by an operator that reports outcomes by
@@ -106,3 +144,65 @@ type CallbackReader interface {
 // ErrCallbackRejected marks a callback that failed authentication or could
 // not be read; the caller answers it with a 4xx and settles nothing.
 var ErrCallbackRejected = errors.New("callback rejected")
+
+// PollScheduler is implemented by an operator that chooses its own status
+// enquiry schedule (Airtel relies on its callback first, Moov on polling
+// only). Operators without one get the payment package's default schedule.
+type PollScheduler interface {
+	// NextPoll returns how long to wait before the next status enquiry of
+	// a payment whose push is age old. Before the first enquiry is due it
+	// returns the time left until it.
+	NextPoll(age time.Duration) time.Duration
+}
+
+// Refunder is implemented by an operator that can give a successful
+// payment's money back to the payer (Airtel: full refunds only).
+type Refunder interface {
+	// Refund asks for a full refund of the payment the operator knows as
+	// operatorRef. An error means the answer is unknown (network, 5xx...):
+	// the refund may or may not have happened, and a person must check.
+	Refund(ctx context.Context, p Payment, operatorRef string) (RefundOutcome, error)
+}
+
+// RefundOutcome is an operator's certain answer to a refund request.
+type RefundOutcome struct {
+	// Refunded is true when the operator says the money went back.
+	Refunded bool
+	// Code and Detail are the operator's own code and message.
+	Code   string
+	Detail string
+	// OperatorRef is the operator's id of the refund, when it gave one.
+	OperatorRef string
+}
+
+// SandboxPayer is implemented by the operator simulators of sandbox mode:
+// it plays the payer of a pushed payment, who accepts (approve) or refuses
+// it on the phone. The simulator then answers status enquiries, and sends
+// its callback if its operator has callbacks, as the real operator would.
+type SandboxPayer interface {
+	AnswerPayment(ctx context.Context, ref string, approve bool) error
+}
+
+// Unwrapper is implemented by an operator that wraps another (the circuit
+// breaker), so that the optional interfaces of the one inside stay
+// reachable through As.
+type Unwrapper interface {
+	Unwrap() Operator
+}
+
+// As finds, in op or the operators it wraps, one implementing T (Refunder,
+// PollScheduler, SandboxPayer, CallbackReader).
+func As[T any](op Operator) (T, bool) {
+	for op != nil {
+		if t, ok := op.(T); ok {
+			return t, true
+		}
+		u, ok := op.(Unwrapper)
+		if !ok {
+			break
+		}
+		op = u.Unwrap()
+	}
+	var zero T
+	return zero, false
+}

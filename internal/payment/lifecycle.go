@@ -42,12 +42,21 @@ func statusOf(st operator.State) (Status, bool) {
 // EXPIRED report is held, not recorded: the expiry check asks the operator
 // again at expires_at and sets EXPIRED then.
 func (s *Service) Settle(ctx context.Context, merchantID, id string, to Status, source, detail string) (*Transaction, bool, error) {
+	return s.settle(ctx, merchantID, id, to, source, operator.Outcome{Detail: detail})
+}
+
+// settle is Settle with everything the operator said: its code, its
+// reference and the failure reason are kept with the transaction. A late
+// SUCCESS after TIMEOUT is refunded when the merchant's policy says so.
+func (s *Service) settle(ctx context.Context, merchantID, id string, to Status, source string, o operator.Outcome) (*Transaction, bool, error) {
+	detail := o.Detail
 	if !to.Final() {
 		return nil, false, Errorf(EINVALID, "cannot settle into %q", to)
 	}
 	t, changed, err := s.store.Settle(ctx, Settlement{
 		MerchantID: merchantID, TransactionID: id, To: to,
 		At: s.now().UTC().Truncate(time.Microsecond), Source: source, Detail: detail,
+		OperatorRef: o.OperatorRef, OperatorCode: o.Code, FailureReason: string(o.Reason),
 		// TIMEOUT is our own decision, not an operator's word: an expiry
 		// check that loses a race to a real outcome is no discrepancy.
 		Reconcile: to != StatusTimeout,
@@ -62,6 +71,9 @@ func (s *Service) Settle(ctx context.Context, merchantID, id string, to Status, 
 		s.log.Info("early expiry report held until expires_at", "transaction_id", id, "source", source, "expires_at", t.ExpiresAt)
 	case t.Status != to && to != StatusTimeout:
 		s.log.Warn("late operator outcome recorded for reconciliation", "transaction_id", id, "final", t.Status, "reported", to, "source", source)
+		if t.Status == StatusTimeout && to == StatusSuccess {
+			s.autoRefund(ctx, t)
+		}
 	}
 	return t, changed, nil
 }
@@ -87,8 +99,72 @@ func (s *Service) SettleByRef(ctx context.Context, op Operator, ref string, o op
 	if !final {
 		return nil
 	}
-	_, _, err = s.Settle(ctx, t.MerchantID, t.ID, to, source, o.Detail)
+	_, _, err = s.settle(ctx, t.MerchantID, t.ID, to, source, o)
 	return err
+}
+
+// HandleCallback acts on a callback of operator op. A verified one settles
+// its payment (SettleByRef); an unverified one is only a hint that the
+// payment moved: the operator is asked at once, and its answer, not the
+// callback's, is acted on.
+func (s *Service) HandleCallback(ctx context.Context, op Operator, cb operator.Callback) error {
+	if !cb.Unverified {
+		if cb.Outcome.State == operator.Failed && cb.Outcome.Reason == operator.ReasonOther {
+			cb.Outcome = s.failureDetails(ctx, op, cb.Ref, cb.Outcome)
+		}
+		return s.SettleByRef(ctx, op, cb.Ref, cb.Outcome, SourceCallback)
+	}
+	t, err := s.store.TransactionByInternalRef(ctx, cb.Ref)
+	if err != nil {
+		return err
+	}
+	if t.Operator != op {
+		return ErrNotFound
+	}
+	s.log.Info("unverified callback: asking the operator", "transaction_id", t.ID, "operator", op)
+	_, _, err = s.Enquire(ctx, t.MerchantID, t.ID, SourceCallback)
+	return err
+}
+
+// failureDetails completes a failure reported without its code (Airtel's
+// callback carries only TF) with the enquiry's, which has it. Whatever
+// goes wrong, the callback's own outcome stands.
+func (s *Service) failureDetails(ctx context.Context, op Operator, ref string, o operator.Outcome) operator.Outcome {
+	t, err := s.store.TransactionByInternalRef(ctx, ref)
+	if err != nil || t.Operator != op || t.Status.Final() || s.operators[op] == nil {
+		return o
+	}
+	asked, err := s.operators[op].PaymentStatus(ctx, operatorPayment(t))
+	if err != nil || asked.State != operator.Failed {
+		return o
+	}
+	return asked
+}
+
+// Enquire asks the operator where a transaction stands now, whatever its
+// state, and settles what it says through the one transition: a final
+// state stays, and a contradicting answer becomes a reconciliation case.
+// It returns the transaction and whether this call changed it. An
+// operator that cannot be asked, or has no outcome yet, changes nothing.
+func (s *Service) Enquire(ctx context.Context, merchantID, id, source string) (*Transaction, bool, error) {
+	t, err := s.store.Transaction(ctx, merchantID, id)
+	if err != nil {
+		return nil, false, err
+	}
+	op := s.operators[t.Operator]
+	if op == nil {
+		return t, false, Errorf(EUNPROCESSABLE, "%s is not configured on this service", t.Operator)
+	}
+	o, err := op.PaymentStatus(ctx, operatorPayment(t))
+	if err != nil {
+		s.log.Warn("status enquiry failed", "transaction_id", id, "source", source, "err", err)
+		return t, false, nil
+	}
+	to, final := statusOf(o.State)
+	if !final {
+		return t, false, nil
+	}
+	return s.settle(ctx, merchantID, id, to, source, o)
 }
 
 // Poll asks the operator where a PENDING transaction stands and settles it
@@ -120,19 +196,29 @@ func (s *Service) Poll(ctx context.Context, merchantID, id string) (time.Duratio
 			return 0, err
 		}
 	}
-	if wait := FirstPollDelay - now.Sub(t.CreatedAt); wait > 0 {
-		return wait, nil // run early: the payer has barely seen the request
+	op := s.operators[t.Operator]
+	if op == nil {
+		return 0, nil // its operator was unconfigured since: the expiry check ends it
 	}
-	o, err := s.operators[t.Operator].PaymentStatus(ctx, operatorPayment(t))
+	schedule := pollDelay
+	if ps, ok := operator.As[operator.PollScheduler](op); ok {
+		schedule = ps.NextPoll
+	}
+	// The schedule's answer at age 0 is when the first enquiry is due: the
+	// payer has barely seen the request before.
+	if age, first := now.Sub(t.CreatedAt), schedule(0); age < first {
+		return first - age, nil
+	}
+	o, err := op.PaymentStatus(ctx, operatorPayment(t))
 	if err != nil {
 		s.log.Warn("status poll failed; will ask again", "transaction_id", id, "err", err)
 	} else if to, final := statusOf(o.State); final && to != StatusExpired {
 		// The operator's own expiry is acted on at expires_at only, so that
 		// EXPIRED always means "still PENDING after expires_at" (contract §3).
-		_, _, err := s.Settle(ctx, merchantID, id, to, SourcePoll, o.Detail)
+		_, _, err := s.settle(ctx, merchantID, id, to, SourcePoll, o)
 		return 0, err
 	}
-	next := pollDelay(now.Sub(t.CreatedAt))
+	next := schedule(now.Sub(t.CreatedAt))
 	if left := t.ExpiresAt.Sub(now); next > left {
 		return 0, nil
 	}
@@ -143,10 +229,14 @@ func (s *Service) Poll(ctx context.Context, merchantID, id string) (time.Duratio
 // the payer needs a few seconds to see the request and answer.
 const FirstPollDelay = 3 * time.Second
 
-// pollDelay backs off as a payment ages: payers usually answer within
-// seconds, and later polls mostly catch lost callbacks.
+// pollDelay is the default enquiry schedule, for operators without their
+// own (operator.PollScheduler): it backs off as a payment ages, since payers
+// usually answer within seconds and later polls mostly catch lost
+// callbacks. Its value at age 0 is FirstPollDelay.
 func pollDelay(age time.Duration) time.Duration {
 	switch {
+	case age < FirstPollDelay:
+		return FirstPollDelay - age
 	case age < 30*time.Second:
 		return 3 * time.Second
 	case age < 2*time.Minute:
@@ -173,13 +263,14 @@ func (s *Service) Expire(ctx context.Context, merchantID, id string) (time.Durat
 	if early := t.ExpiresAt.Sub(s.now()); early > 0 {
 		return early, nil
 	}
-	to, detail := StatusTimeout, "no answer before expires_at"
-	o, err := s.operators[t.Operator].PaymentStatus(ctx, operatorPayment(t))
-	if err != nil {
-		detail = fmt.Sprintf("last status enquiry failed: %v", err)
+	to, out := StatusTimeout, operator.Outcome{Detail: "no answer before expires_at"}
+	if op := s.operators[t.Operator]; op == nil {
+		out.Detail = fmt.Sprintf("%s is no longer configured on this service", t.Operator)
+	} else if o, err := op.PaymentStatus(ctx, operatorPayment(t)); err != nil {
+		out.Detail = fmt.Sprintf("last status enquiry failed: %v", err)
 	} else if st, final := statusOf(o.State); final {
-		to, detail = st, o.Detail
+		to, out = st, o
 	}
-	_, _, err = s.Settle(ctx, merchantID, id, to, SourceExpiry, detail)
+	_, _, err = s.settle(ctx, merchantID, id, to, SourceExpiry, out)
 	return 0, err
 }

@@ -64,6 +64,11 @@ type Settlement struct {
 	// and Detail what the operator said, for reconciliation.
 	Source string
 	Detail string
+	// OperatorRef, OperatorCode and FailureReason are what the operator's
+	// outcome carried (operator.Outcome), kept with the transaction.
+	OperatorRef   string
+	OperatorCode  string
+	FailureReason string
 	// Reconcile asks for a ReconciliationCase when the transaction is
 	// already final with another status.
 	Reconcile bool
@@ -76,6 +81,7 @@ type Service struct {
 	now        func() time.Time
 	pendingTTL time.Duration
 	log        *slog.Logger
+	refunds    RefundStore
 }
 
 // NewService builds a Service. now is injected so tests control time;
@@ -108,6 +114,10 @@ const pushTimeout = 15 * time.Second
 func (s *Service) Initiate(ctx context.Context, merchantID string, req CreateRequest) (*Transaction, error) {
 	if err := req.Validate(); err != nil {
 		return nil, err
+	}
+	if s.operators[Operator(req.Operator)] == nil {
+		return nil, &Error{Code: EUNPROCESSABLE, Fields: map[string]string{"operator": "not available on this service"},
+			Message: fmt.Sprintf("%s payments are not available on this service: its %s account is not configured", req.Operator, req.Operator)}
 	}
 	now := s.now().UTC().Truncate(time.Microsecond)
 	t := &Transaction{
@@ -226,7 +236,7 @@ func (s *Service) List(ctx context.Context, merchantID string, f ListFilter) (*P
 }
 
 func operatorPayment(t *Transaction) operator.Payment {
-	p := operator.Payment{Ref: t.InternalRef, MerchantID: t.MerchantID, Amount: t.Amount, PhoneNumber: t.PhoneNumber, RequestedAt: t.CreatedAt}
+	p := operator.Payment{Ref: t.InternalRef, MerchantID: t.MerchantID, TransactionID: t.ID, Amount: t.Amount, PhoneNumber: t.PhoneNumber, RequestedAt: t.CreatedAt}
 	if t.Description != nil {
 		p.Description = *t.Description
 	}

@@ -93,6 +93,14 @@ type Transaction struct {
 	// (or answered ambiguously); a refused push deletes the transaction.
 	// Never shown to merchants.
 	PushInFlight bool
+	// OperatorRef is the operator's own id of the payment (Airtel's
+	// airtel_money_id), OperatorCode its last final code and FailureReason
+	// our word for why a FAILED payment failed (operator.FailureReason).
+	// They are for the service's operators (CLI, dashboard), never in the
+	// /v1 objects or webhooks, which the contract fixes; "" when unknown.
+	OperatorRef   string
+	OperatorCode  string
+	FailureReason string
 }
 
 // ListFilter selects a page of a merchant's transactions (contract §4.3).

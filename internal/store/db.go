@@ -109,6 +109,10 @@ func openSQLite(ctx context.Context, path string, create bool) (*DB, error) {
 		return nil, err
 	}
 	params := sqlitePragmas
+	if strings.Contains(query, "synchronous(") {
+		// The caller chose (Durable): ours must not override it.
+		params = strings.Replace(params, "&_pragma=synchronous(NORMAL)", "", 1)
+	}
 	if query != "" {
 		params = query + "&" + params
 	}
@@ -231,6 +235,21 @@ func ParseURL(url string) (Dialect, string, error) {
 		return "", "", errors.New("empty database address: pass --db with a SQLite path or a PostgreSQL URL")
 	}
 	return SQLite, url, nil
+}
+
+// Durable returns url asking SQLite to sync every commit to disk
+// (synchronous=FULL), so that a payment acknowledged survives a power cut;
+// live mode uses it. WAL with synchronous=NORMAL, the default here, can
+// lose the last commits on a power cut (never corrupts). PostgreSQL URLs
+// are returned as they are: it is durable by default.
+func Durable(url string) string {
+	if dialect, _, err := ParseURL(url); err != nil || dialect != SQLite {
+		return url
+	}
+	if strings.Contains(url, "?") {
+		return url + "&_pragma=synchronous(FULL)"
+	}
+	return url + "?_pragma=synchronous(FULL)"
 }
 
 // Redact hides the password of a database address, for messages.

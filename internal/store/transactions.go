@@ -30,14 +30,21 @@ func NewTransactions(db *DB, ins jobs.Inserter) *Transactions {
 }
 
 const transactionColumns = `id, merchant_id, reference, internal_ref, amount, currency, operator,
+	phone_number, description, status, created_at, updated_at, expires_at, push_in_flight,
+	operator_ref, operator_code, failure_reason`
+
+// insertColumns are those a new transaction has: what the operator says
+// comes later, with Settle.
+const insertColumns = `id, merchant_id, reference, internal_ref, amount, currency, operator,
 	phone_number, description, status, created_at, updated_at, expires_at, push_in_flight`
 
 func scanTransaction(row interface{ Scan(...any) error }) (*payment.Transaction, error) {
 	var t payment.Transaction
 	var created, updated, expires Timestamp
-	var desc sql.NullString
+	var desc, opRef, opCode, reason sql.NullString
 	err := row.Scan(&t.ID, &t.MerchantID, &t.Reference, &t.InternalRef, &t.Amount, &t.Currency, &t.Operator,
-		&t.PhoneNumber, &desc, &t.Status, &created, &updated, &expires, &t.PushInFlight)
+		&t.PhoneNumber, &desc, &t.Status, &created, &updated, &expires, &t.PushInFlight,
+		&opRef, &opCode, &reason)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, payment.ErrNotFound
 	}
@@ -48,6 +55,7 @@ func scanTransaction(row interface{ Scan(...any) error }) (*payment.Transaction,
 		t.Description = &desc.String
 	}
 	t.CreatedAt, t.UpdatedAt, t.ExpiresAt = created.Time, updated.Time, expires.Time
+	t.OperatorRef, t.OperatorCode, t.FailureReason = opRef.String, opCode.String, reason.String
 	return &t, nil
 }
 
@@ -56,7 +64,7 @@ func (s *Transactions) CreateTransaction(ctx context.Context, t *payment.Transac
 	return s.db.InTx(ctx, func(tx *sql.Tx) error {
 		// ON CONFLICT DO NOTHING keeps the loser of a race from aborting
 		// the transaction on PostgreSQL, so it can read the winner's id.
-		res, err := tx.ExecContext(ctx, `INSERT INTO transactions (`+transactionColumns+`)
+		res, err := tx.ExecContext(ctx, `INSERT INTO transactions (`+insertColumns+`)
 			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)
 			ON CONFLICT (merchant_id, reference) DO NOTHING`,
 			t.ID, t.MerchantID, t.Reference, t.InternalRef, t.Amount, t.Currency, string(t.Operator),
@@ -189,11 +197,15 @@ func (s *Transactions) Settle(ctx context.Context, st payment.Settlement) (*paym
 		// report is held here, for every source, and the expiry check asks
 		// the operator again at expires_at. A settled payment was certainly
 		// taken, so its push is no longer in flight.
+		// The operator's reference, code and our failure reason are kept
+		// with the transition (NULL when the operator gave none).
 		t, err := scanTransaction(tx.QueryRowContext(ctx, `UPDATE transactions
-			SET status = $1, updated_at = $2, push_in_flight = FALSE
+			SET status = $1, updated_at = $2, push_in_flight = FALSE,
+			    operator_ref = COALESCE($5, operator_ref), operator_code = $6, failure_reason = $7
 			WHERE merchant_id = $3 AND id = $4 AND status = 'PENDING'
 			  AND ($1 <> 'EXPIRED' OR expires_at <= $2)
-			RETURNING `+transactionColumns, string(st.To), s.db.Time(st.At), st.MerchantID, st.TransactionID))
+			RETURNING `+transactionColumns, string(st.To), s.db.Time(st.At), st.MerchantID, st.TransactionID,
+			nullIfEmpty(st.OperatorRef), nullIfEmpty(st.OperatorCode), nullIfEmpty(st.FailureReason)))
 		if err == nil {
 			out, changed = t, true
 			if s.OnSettled != nil {
@@ -214,6 +226,15 @@ func (s *Transactions) Settle(ctx context.Context, st payment.Settlement) (*paym
 		out = t
 		if !t.Status.Final() {
 			return nil // an early EXPIRED, held
+		}
+		if t.OperatorRef == "" && st.OperatorRef != "" {
+			// A late outcome may bring the operator's id of a payment that
+			// ended without one: a refund of a late SUCCESS needs it.
+			if _, err := tx.ExecContext(ctx, `UPDATE transactions SET operator_ref = $1
+				WHERE merchant_id = $2 AND id = $3 AND operator_ref IS NULL`, st.OperatorRef, t.MerchantID, t.ID); err != nil {
+				return err
+			}
+			t.OperatorRef = st.OperatorRef
 		}
 		if t.Status == st.To || !st.Reconcile {
 			return nil
@@ -251,4 +272,12 @@ func (s *Transactions) MerchantOf(ctx context.Context, id string) (string, error
 func (s *Transactions) Overdue(ctx context.Context, cutoff time.Time, limit int) ([]jobs.Ref, error) {
 	return jobs.CollectRefs(s.db.QueryContext(ctx, `SELECT merchant_id, id FROM transactions
 		WHERE status = 'PENDING' AND expires_at < $1 ORDER BY expires_at LIMIT $2`, s.db.Time(cutoff), limit))
+}
+
+// nullIfEmpty stores "" as NULL: "the operator said nothing".
+func nullIfEmpty(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
 }

@@ -1,0 +1,81 @@
+package api
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/momopay/momopay/internal/payment"
+)
+
+// databaseRetryAfter is the retry_after of a request refused because the
+// database is out of reach. A PostgreSQL restart or fail-over takes a few
+// seconds; asking for more would only slow clients down once it is back.
+const databaseRetryAfter = 2 * time.Second
+
+// requestBudget bounds how long an API request may wait for the database
+// (and for a concurrent create's push, pushTimeout and its margin: 20 s),
+// so that it is answered 503 rather than cut off by the server's 30 s write
+// timeout. A database that refuses connections fails at once; this is for
+// one that makes requests queue: a SQLite file whose write lock another
+// process holds, where every waiter ahead of a request, job workers
+// included, first waits out the busy timeout.
+const requestBudget = 25 * time.Second
+
+// withBudget gives r's context the request budget.
+func withBudget(r *http.Request) (*http.Request, context.CancelFunc) {
+	ctx, cancel := context.WithTimeout(r.Context(), requestBudget)
+	return r.WithContext(ctx), cancel
+}
+
+// budgetSpent reports whether err is r's own budget running out; a client
+// that hangs up cancels the context instead.
+func budgetSpent(r *http.Request, err error) bool {
+	return errors.Is(err, context.DeadlineExceeded) && errors.Is(r.Context().Err(), context.DeadlineExceeded)
+}
+
+// databaseUnavailable is the answer to a request that met a database out of
+// reach (store.Unavailable): 503 GATEWAY_UNAVAILABLE with retry_after, the
+// contract's "temporarily unavailable; retry later". The request changed
+// nothing that was acknowledged: a create either committed its one database
+// transaction or did not, and a retry with the same reference says which
+// (201, or 409 naming the transaction).
+func databaseUnavailable(r *http.Request, log *slog.Logger, err error) *payment.Error {
+	if n, ok := outageLog.due(time.Now()); ok {
+		log.Warn("database unavailable; answered 503", "request_id", requestID(r.Context()), "method", r.Method, "path", r.URL.Path,
+			"err", err, "also_answered_503_since_last_line", n)
+	}
+	return &payment.Error{
+		Code:       payment.EUNAVAILABLE,
+		Message:    "the service is temporarily unavailable; retry after retry_after seconds (with the same reference for a payment)",
+		RetryAfter: databaseRetryAfter,
+	}
+}
+
+// outageLog keeps an outage from writing one line per refused request:
+// every client retrying at once would flood the log with the same cause.
+var outageLog throttle
+
+// throttle lets one event through per second and counts the others.
+type throttle struct {
+	mu         sync.Mutex
+	last       time.Time
+	suppressed int
+}
+
+// due reports whether an event at now may be logged and, if so, how many
+// were held back since the last one logged.
+func (t *throttle) due(now time.Time) (int, bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if now.Sub(t.last) < time.Second {
+		t.suppressed++
+		return 0, false
+	}
+	n := t.suppressed
+	t.last, t.suppressed = now, 0
+	return n, true
+}

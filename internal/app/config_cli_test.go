@@ -1,0 +1,205 @@
+package app_test
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/momopay/momopay/internal/testdb"
+)
+
+type configReport struct {
+	Settings []struct {
+		Flag, Env, Source, Value string
+	}
+	Problems []string
+	OK       bool
+}
+
+func configCheck(t *testing.T, env map[string]string, args ...string) (configReport, string, error) {
+	t.Helper()
+	out, _, err := cliRun(t, env, "", append([]string{"config", "check", "--json"}, args...)...)
+	var r configReport
+	if jerr := json.Unmarshal([]byte(out), &r); jerr != nil {
+		t.Fatalf("config check --json: not one JSON object (%v):\n%s", jerr, out)
+	}
+	return r, out, err
+}
+
+// TestConfigCheckSourcesAndSecrets: config check shows serve's effective
+// settings, where each came from, and no password.
+func TestConfigCheckSourcesAndSecrets(t *testing.T) {
+	t.Parallel()
+	db := testdb.URL(t, "postgres")
+	withPassword := strings.Replace(db, "postgres://postgres@", "postgres://postgres:hunter2-secret@", 1)
+	if withPassword == db {
+		t.Skipf("test database URL %s has no user part to add a password to", db)
+	}
+	env := map[string]string{
+		"MOMOPAY_DATABASE_URL": withPassword,
+		"MOMOPAY_RATE_BURST":   "7",
+		"MOMOPAY_RATE_LIMIT":   "3", // the flag below wins
+		"MOMOPAY_REDIS_URL":    "redis://:redis-pass-secret@127.0.0.1:6379/0",
+	}
+	r, out, err := configCheck(t, env, "--rate-limit", "2.5", "--mode", "sandbox")
+	if strings.Contains(out, "hunter2") || strings.Contains(out, "redis-pass") {
+		t.Errorf("config check printed a password:\n%s", out)
+	}
+	want := map[string][2]string{ // flag: source, value
+		"addr":           {"default", "127.0.0.1:8080"},
+		"mode":           {"flag", "sandbox"},
+		"rate-limit":     {"flag", "2.5"},
+		"rate-burst":     {"env", "7"},
+		"shutdown-grace": {"default", "25s"},
+		"db":             {"env", strings.Replace(withPassword, "hunter2-secret", "xxxxx", 1)},
+		"redis-url":      {"env", "redis://:xxxxx@127.0.0.1:6379/0"},
+	}
+	seen := map[string]bool{}
+	for _, s := range r.Settings {
+		seen[s.Flag] = true
+		if w, ok := want[s.Flag]; ok && (s.Source != w[0] || s.Value != w[1]) {
+			t.Errorf("--%s: %s %q, want %s %q", s.Flag, s.Source, s.Value, w[0], w[1])
+		}
+		if !strings.HasPrefix(s.Env, "MOMOPAY_") {
+			t.Errorf("--%s has no variable: %q", s.Flag, s.Env)
+		}
+	}
+	for f := range want {
+		if !seen[f] {
+			t.Errorf("--%s missing from config check", f)
+		}
+	}
+	// The database is reachable; Redis at 127.0.0.1:6379 with a password
+	// it does not require may answer or not: only the database matters here.
+	for _, p := range r.Problems {
+		if strings.Contains(p, "--db") {
+			t.Errorf("reachable database reported: %s", p)
+		}
+	}
+	if (err == nil) != r.OK || (err == nil) != (len(r.Problems) == 0) {
+		t.Errorf("exit %v with ok=%v and problems %v", err, r.OK, r.Problems)
+	}
+}
+
+// TestConfigCheckNamesEveryProblem: one run names every problem, not the
+// first, and fails; a good configuration passes and creates nothing.
+func TestConfigCheckNamesEveryProblem(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	env := map[string]string{"MOMOPAY_SHUTDOWN_GRACE": "forever", "MOMOPAY_REDIS_URL": "redis://127.0.0.1:1"}
+	r, _, err := configCheck(t, env,
+		"--mode", "prod", "--pending-ttl", "1h", "--rate-limit", "-2", "--addr", "localhost",
+		"--db", "mysql://root@127.0.0.1/momopay")
+	want := []string{
+		`MOMOPAY_SHUTDOWN_GRACE="forever" is not a valid value for --shutdown-grace`,
+		`--mode "prod" is not a mode`,
+		`--addr "localhost" is not a listen address`,
+		"--pending-ttl 1h0m0s is out of range",
+		"--rate-limit -2 is out of range",
+		`unsupported database URL scheme "mysql"`,
+		"--redis-url: Redis at redis://127.0.0.1:1 does not answer",
+	}
+	all := strings.Join(r.Problems, "\n")
+	for _, w := range want {
+		if !strings.Contains(all, w) {
+			t.Errorf("problems lack %q:\n%s", w, all)
+		}
+	}
+	if err == nil || r.OK || !strings.Contains(err.Error(), "7 problems") {
+		t.Errorf("config check with 7 problems: err %v, ok %v, %d problems", err, r.OK, len(r.Problems))
+	}
+
+	// Live mode says what it lacks.
+	r, _, _ = configCheck(t, nil, "--mode", "live", "--db", filepath.Join(dir, "live.db"))
+	if len(r.Problems) != 1 || !strings.HasPrefix(r.Problems[0], "--mode live: ") {
+		t.Errorf("live mode: %v", r.Problems)
+	}
+
+	// Unreachable PostgreSQL; a SQLite file in a folder that is not there.
+	r, _, _ = configCheck(t, nil, "--db", "postgres://postgres@127.0.0.1:1/momopay?connect_timeout=2")
+	if len(r.Problems) != 1 || !strings.Contains(r.Problems[0], "connect to PostgreSQL at postgres://postgres@127.0.0.1:1/momopay") {
+		t.Errorf("unreachable PostgreSQL: %v", r.Problems)
+	}
+	r, _, _ = configCheck(t, nil, "--db", filepath.Join(dir, "no-such-folder", "m.db"))
+	if len(r.Problems) != 1 || !strings.Contains(r.Problems[0], "no-such-folder does not exist") {
+		t.Errorf("SQLite in a missing folder: %v", r.Problems)
+	}
+
+	// Good: a SQLite file serve would create, and no Redis.
+	good := filepath.Join(dir, "fresh.db")
+	out, _, err := cliRun(t, nil, "", "config", "check", "--db", good)
+	if err != nil || !strings.Contains(out, "no problems") || !regexp.MustCompile(`--db\s+MOMOPAY_DATABASE_URL\s+flag\s+`+regexp.QuoteMeta(good)).MatchString(out) {
+		t.Errorf("config check of a good configuration: %v\n%s", err, out)
+	}
+	if _, err := os.Stat(good); !os.IsNotExist(err) {
+		t.Errorf("config check created the database: %v", err)
+	}
+}
+
+// flagLine is a flag in a command's -h output, with its variable.
+var flagLine = regexp.MustCompile(`(?m)^  -(\S+).*\n\s+.*\(env (MOMOPAY_[A-Z0-9_]+)\)`)
+
+// TestEveryFlagHasAVariable: every flag of every command has an environment
+// variable that works, and docs/configuration.md lists each flag with it.
+func TestEveryFlagHasAVariable(t *testing.T) {
+	t.Parallel()
+	doc, err := os.ReadFile("../../docs/configuration.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	top, _, _ := cliRun(t, nil, "", "help")
+	checked := 0
+	for _, l := range syntaxLine.FindAllStringSubmatch(top, -1) {
+		var name []string
+		for _, w := range strings.Fields(l[1]) {
+			if strings.ToLower(w) != w || strings.HasPrefix(w, "-") || strings.HasPrefix(w, "[") {
+				break
+			}
+			name = append(name, w)
+		}
+		if name[0] == "help" {
+			continue
+		}
+		out, _, _ := cliRun(t, nil, "", append(name, "-h")...)
+		flags := strings.Count(out, "\n  -")
+		found := flagLine.FindAllStringSubmatch(out, -1)
+		if len(found) != flags {
+			t.Errorf("momopay %s -h: %d flags, %d with a variable:\n%s", strings.Join(name, " "), flags, len(found), out)
+		}
+		for _, f := range found {
+			checked++
+			row := regexp.MustCompile("(?m)^\\| `--" + regexp.QuoteMeta(f[1]) + "` \\| `" + f[2] + "` \\|")
+			if !row.Match(doc) {
+				t.Errorf("docs/configuration.md has no row for --%s (%s), of momopay %s", f[1], f[2], strings.Join(name, " "))
+			}
+		}
+	}
+	if checked < 30 {
+		t.Errorf("only %d flags checked", checked)
+	}
+
+	// The variables work, on commands other than serve too.
+	dir := t.TempDir()
+	db := filepath.Join(dir, "env.db")
+	env := map[string]string{"MOMOPAY_DATABASE_URL": db, "MOMOPAY_JSON": "true"}
+	if _, _, err := cliRun(t, env, "", "migrate"); err != nil {
+		t.Fatal(err)
+	}
+	env["MOMOPAY_MERCHANT_NAME"], env["MOMOPAY_MERCHANT_EMAIL"], env["MOMOPAY_PASSWORD_STDIN"] = "Env Shop", "env@example.td", "1"
+	out, _, err := cliRun(t, env, "a long enough password\n", "merchant", "create")
+	var m map[string]string
+	if err != nil || json.Unmarshal([]byte(out), &m) != nil || m["name"] != "Env Shop" {
+		t.Fatalf("merchant create from variables: %v %s", err, out)
+	}
+	env["MOMOPAY_MERCHANT"], env["MOMOPAY_WEBHOOK_URL"] = m["id"], "http://127.0.0.1:9/hook"
+	if out, _, err := cliRun(t, env, "", "webhook", "create"); err != nil || !strings.Contains(out, `"url": "http://127.0.0.1:9/hook"`) {
+		t.Errorf("webhook create from variables: %v %s", err, out)
+	}
+	env["MOMOPAY_JSON"] = "false"
+	if out, _, err := cliRun(t, env, "", "apikey", "list"); err != nil || strings.HasPrefix(out, "{") {
+		t.Errorf("MOMOPAY_JSON=false: %v %s", err, out)
+	}
+}

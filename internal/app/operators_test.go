@@ -1,0 +1,257 @@
+package app_test
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/momopay/momopay/internal/app"
+	"github.com/momopay/momopay/internal/operator/airtel/airtelsim"
+	"github.com/momopay/momopay/internal/payment"
+	"github.com/momopay/momopay/internal/testdb"
+	"github.com/momopay/momopay/internal/testserver"
+)
+
+func initiateAirtel(t *testing.T, a *app.App, merchant, ref, phone string) *payment.Transaction {
+	t.Helper()
+	tx, err := a.Payments.Initiate(t.Context(), merchant, payment.CreateRequest{
+		Reference: ref, Amount: 5000, Currency: "XAF", Operator: "AIRTEL", PhoneNumber: phone,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tx
+}
+
+// TestAutoRefundLateSuccess: a payer who confirms after the payment ended
+// TIMEOUT has paid while the merchant was told it failed. With the
+// merchant's policy on, the money goes back at once; off (the default),
+// the late SUCCESS is only recorded for reconciliation.
+func TestAutoRefundLateSuccess(t *testing.T) {
+	for _, engine := range testdb.Engines {
+		t.Run(engine, func(t *testing.T) {
+			t.Parallel()
+			a, clk, merchant := openIdle(t, engine)
+			if on, err := a.Refunds.AutoRefundLateSuccess(t.Context(), merchant); err != nil || on {
+				t.Fatalf("default policy: %v %v, want off", on, err)
+			}
+			if err := a.Refunds.SetAutoRefundLateSuccess(t.Context(), merchant, true); err != nil {
+				t.Fatal(err)
+			}
+			other, err := a.Merchants.Create(t.Context(), "Other", "other@example.com", "correct horse battery", clk.Now())
+			if err != nil {
+				t.Fatal(err)
+			}
+			on := initiateAirtel(t, a, merchant, "late-on", "+23560000003")
+			off := initiateAirtel(t, a, other.ID, "late-off", "+23560000003")
+			clk.Advance(payment.DefaultPendingTTL)
+			for _, tx := range []*payment.Transaction{on, off} {
+				if _, err := a.Payments.Expire(t.Context(), tx.MerchantID, tx.ID); err != nil {
+					t.Fatal(err)
+				}
+				assertStatus(t, a, tx.MerchantID, tx.ID, payment.StatusTimeout)
+				// The payer confirms late.
+				got, changed, err := a.AnswerSandboxPayment(t.Context(), tx.MerchantID, tx.ID, true)
+				if err != nil || changed || got.Status != payment.StatusTimeout {
+					t.Fatalf("late confirmation: %v changed=%v err=%v", got, changed, err)
+				}
+			}
+			refunds, err := a.Refunds.List(t.Context(), merchant, on.ID)
+			if err != nil || len(refunds) != 1 || refunds[0].Status != payment.RefundRefunded ||
+				refunds[0].RequestedBy != payment.AutoRefundRequester || refunds[0].Amount != 5000 {
+				t.Fatalf("policy on: refunds %+v %v", refunds, err)
+			}
+			if refunds, _ := a.Refunds.List(t.Context(), other.ID, off.ID); len(refunds) != 0 {
+				t.Fatalf("policy off: refunds %+v", refunds)
+			}
+			cases, _ := a.Cases.List(t.Context())
+			late := 0
+			for _, c := range cases {
+				if c.FinalStatus == payment.StatusTimeout && c.ReportedStatus == payment.StatusSuccess {
+					late++
+				}
+			}
+			if late != 2 {
+				t.Errorf("%d late SUCCESS cases, want one per payment: %+v", late, cases)
+			}
+			// The operator's reference came with the late outcome.
+			if tx, _ := a.Transactions.Transaction(t.Context(), merchant, on.ID); tx.OperatorRef != airtelsim.AirtelMoneyID(on.InternalRef) {
+				t.Errorf("operator reference %q", tx.OperatorRef)
+			}
+			// A second late report refunds nothing more.
+			if _, _, err := a.AnswerSandboxPayment(t.Context(), merchant, on.ID, true); err != nil {
+				t.Fatal(err)
+			}
+			if refunds, _ := a.Refunds.List(t.Context(), merchant, on.ID); len(refunds) != 1 {
+				t.Errorf("second late report: %d refunds", len(refunds))
+			}
+		})
+	}
+}
+
+// TestSandboxAirtelByHand: the CLI plays the payer through the Airtel
+// simulator; the refusal's code and reason are kept and shown by
+// "transaction show"; a refund needs a paid payment and happens once.
+func TestSandboxAirtelByHand(t *testing.T) {
+	t.Parallel()
+	db := migrated(t, "sqlite")
+	env := map[string]string{"MOMOPAY_DATABASE_URL": db, "USER": "tester"}
+	merchant := cliJSON(t, env, "correct horse battery\n", "merchant", "create", "--name", "S", "--email", "s@example.td", "--password-stdin")["id"].(string)
+	a, err := app.Open(t.Context(), app.Config{DatabaseURL: db, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	refused := initiateAirtel(t, a, merchant, "hand-1", "+23566000000")
+	paid := initiateAirtel(t, a, merchant, "hand-2", "+23566000001")
+	a.Close()
+
+	if out, _, err := cliRun(t, env, "", "sandbox", "refuse", refused.ID); err != nil || !strings.Contains(out, "is now FAILED (refused)") {
+		t.Fatalf("sandbox refuse: %v %q", err, out)
+	}
+	shown := cliJSON(t, env, "", "transaction", "show", refused.ID)
+	if shown["failure_reason"] != "refused" || shown["operator_code"] != "DP00800001008" || shown["status"] != "FAILED" {
+		t.Errorf("transaction show: %v", shown)
+	}
+	if out, _, _ := cliRun(t, env, "", "transaction", "show", refused.ID); !strings.Contains(out, "failure_reason  refused") {
+		t.Errorf("transaction show, text: %q", out)
+	}
+	if _, _, err := cliRun(t, env, "", "refund", refused.ID); err == nil || !strings.Contains(err.Error(), "nothing to refund") {
+		t.Errorf("refund of a FAILED payment: %v", err)
+	}
+
+	if out, _, err := cliRun(t, env, "", "sandbox", "confirm", paid.ID); err != nil || !strings.Contains(out, "is now SUCCESS") {
+		t.Fatalf("sandbox confirm: %v %q", err, out)
+	}
+	r := cliJSON(t, env, "", "refund", paid.ID)
+	if r["status"] != "REFUNDED" || r["requested_by"] != "tester" || r["amount"] != float64(5000) {
+		t.Errorf("refund: %v", r)
+	}
+	if _, _, err := cliRun(t, env, "", "refund", paid.ID); err == nil || !strings.Contains(err.Error(), "already has a refund") {
+		t.Errorf("second refund: %v", err)
+	}
+	if shown := cliJSON(t, env, "", "transaction", "show", paid.ID); len(shown["refunds"].([]any)) != 1 {
+		t.Errorf("refunds shown: %v", shown["refunds"])
+	}
+	if out, _, err := cliRun(t, env, "", "merchant", "auto-refund", "--merchant", merchant, "on"); err != nil || !strings.Contains(out, "refunded automatically") {
+		t.Errorf("merchant auto-refund on: %v %q", err, out)
+	}
+}
+
+// TestLiveConfiguration: live mode builds only the operators its
+// environment configures (a payment for another is 422 saying so), names
+// every missing variable of a half-configured one, and commits SQLite with
+// synchronous=FULL.
+func TestLiveConfiguration(t *testing.T) {
+	t.Parallel()
+	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	env := map[string]string{
+		"MOMOPAY_AIRTEL_BASE_URL": "https://openapiuat.airtel.africa", "MOMOPAY_AIRTEL_CLIENT_ID": "id", "MOMOPAY_AIRTEL_CLIENT_SECRET": "secret",
+	}
+	a, err := app.Open(t.Context(), app.Config{DatabaseURL: testdb.URL(t, "sqlite"), Mode: app.ModeLive, Getenv: func(k string) string { return env[k] }, RequireOperator: true, Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	var sync int
+	if err := a.DB.QueryRowContext(t.Context(), "PRAGMA synchronous").Scan(&sync); err != nil || sync != 2 {
+		t.Errorf("PRAGMA synchronous = %d (%v), want 2 (FULL)", sync, err)
+	}
+	m, err := a.Merchants.Create(t.Context(), "Live", "live@example.com", "correct horse battery", time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = a.Payments.Initiate(t.Context(), m.ID, payment.CreateRequest{Reference: "moov-1", Amount: 1000, Currency: "XAF", Operator: "MOOV", PhoneNumber: "+23566000000"})
+	var perr *payment.Error
+	if !errors.As(err, &perr) || perr.Code != payment.EUNPROCESSABLE || !strings.Contains(perr.Message, "not configured") {
+		t.Errorf("MOOV unconfigured: %v", err)
+	}
+
+	half := map[string]string{"MOMOPAY_AIRTEL_CLIENT_ID": "id", "MOMOPAY_MOOV_URL": "https://moov.example"}
+	_, err = app.Open(t.Context(), app.Config{DatabaseURL: testdb.URL(t, "sqlite"), Mode: app.ModeLive, Getenv: func(k string) string { return half[k] }, Logger: quiet})
+	for _, name := range []string{"MOMOPAY_AIRTEL_BASE_URL", "MOMOPAY_AIRTEL_CLIENT_SECRET", "MOMOPAY_MOOV_USERNAME", "MOMOPAY_MOOV_PASSWORD", "MOMOPAY_MOOV_KEY"} {
+		if err == nil || !strings.Contains(err.Error(), name) {
+			t.Errorf("half-configured: %v, want %s named", err, name)
+		}
+	}
+	sandbox, err := app.Open(t.Context(), app.Config{DatabaseURL: testdb.URL(t, "sqlite"), Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sandbox.Close()
+	if err := sandbox.DB.QueryRowContext(t.Context(), "PRAGMA synchronous").Scan(&sync); err != nil || sync != 1 {
+		t.Errorf("sandbox: PRAGMA synchronous = %d (%v), want 1 (NORMAL)", sync, err)
+	}
+}
+
+// TestDroppedPushSettlesByPolling: live mode against an Airtel that takes
+// the push but whose answer is lost (the connection drops): the payment is
+// created PENDING, not refused, and the enquiries settle it; a push Airtel
+// refuses with HTTP 200 and success=false frees the reference (503).
+func TestDroppedPushSettlesByPolling(t *testing.T) {
+	for _, engine := range testdb.Engines {
+		t.Run(engine, func(t *testing.T) {
+			t.Parallel()
+			clk := testserver.NewClock(time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC))
+			sim := airtelsim.New(airtelsim.Config{ClientID: "id", ClientSecret: "secret", Now: clk.Now,
+				Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+			h := sim.Handler()
+			fake := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if r.URL.Path == "/merchant/v1/payments/" && strings.Contains(readAndRestore(r), "66000001") {
+					h.ServeHTTP(httptest.NewRecorder(), r)
+					conn, _, _ := w.(http.Hijacker).Hijack()
+					conn.Close()
+					return
+				}
+				h.ServeHTTP(w, r)
+			}))
+			t.Cleanup(fake.Close)
+			env := map[string]string{"MOMOPAY_AIRTEL_BASE_URL": fake.URL, "MOMOPAY_AIRTEL_CLIENT_ID": "id", "MOMOPAY_AIRTEL_CLIENT_SECRET": "secret"}
+			a, err := app.Open(t.Context(), app.Config{DatabaseURL: testdb.URL(t, engine), Mode: app.ModeLive, Now: clk.Now,
+				Getenv: func(k string) string { return env[k] }, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { a.Close() })
+			m, err := a.Merchants.Create(t.Context(), "Live", "live@example.com", "correct horse battery", clk.Now())
+			if err != nil {
+				t.Fatal(err)
+			}
+			tx := initiateAirtel(t, a, m.ID, "dropped", "+23566000001")
+			if tx.Status != payment.StatusPending {
+				t.Fatalf("dropped push: %s", tx.Status)
+			}
+			if err := sim.AnswerPayment(t.Context(), tx.InternalRef, true); err != nil {
+				t.Fatalf("Airtel never got the push: %v", err)
+			}
+			for range 10 {
+				wait, err := a.Payments.Poll(t.Context(), m.ID, tx.ID)
+				if err != nil || wait == 0 {
+					break
+				}
+				clk.Advance(wait)
+			}
+			assertStatus(t, a, m.ID, tx.ID, payment.StatusSuccess)
+
+			_, err = a.Payments.Initiate(t.Context(), m.ID, payment.CreateRequest{Reference: "refused", Amount: 5000, Currency: "XAF", Operator: "AIRTEL", PhoneNumber: "+23560000005"})
+			if payment.ErrorCode(err) != payment.EUNAVAILABLE {
+				t.Fatalf("refused push: %v", err)
+			}
+			if again := initiateAirtel(t, a, m.ID, "refused", "+23566000002"); again.Reference != "refused" {
+				t.Fatalf("the refused reference was not free: %+v", again)
+			}
+		})
+	}
+}
+
+// readAndRestore returns r's body and puts it back for the next reader.
+func readAndRestore(r *http.Request) string {
+	b, _ := io.ReadAll(r.Body)
+	r.Body = io.NopCloser(bytes.NewReader(b))
+	return string(b)
+}

@@ -1,0 +1,153 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/momopay/momopay/internal/payment"
+)
+
+// refund gives a paid transaction's money back to the payer through its
+// operator (momopay refund TRANSACTION_ID), recording who asked.
+func (c *cli) refund(ctx context.Context, args []string) error {
+	fs, db, asJSON := c.flags("refund")
+	by := fs.String("by", "", "who asks for the refund, recorded with it (default: $USER)")
+	rest, err := c.parseN(fs, args)
+	if err != nil {
+		return err
+	}
+	requester := or(*by, or(c.getenv("USER"), "cli"))
+	a, err := c.open(ctx, *db)
+	if err != nil {
+		return err
+	}
+	defer a.Close()
+	id := rest[0]
+	merchant, err := a.Transactions.MerchantOf(ctx, id)
+	if errors.Is(err, payment.ErrNotFound) {
+		return fmt.Errorf("no transaction %q in this database: pass the transaction's id and the server's --db", id)
+	}
+	if err != nil {
+		return err
+	}
+	r, err := a.Payments.Refund(ctx, merchant, id, requester)
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		return c.printJSON(refundJSON(r))
+	}
+	switch r.Status {
+	case payment.RefundRefunded:
+		fmt.Fprintf(c.stdout, "transaction %s: %d XAF refunded to the payer (refund %s, operator code %s)\n", id, r.Amount, r.ID, or(r.OperatorCode, "none"))
+	case payment.RefundRefused:
+		fmt.Fprintf(c.stdout, "transaction %s: the operator refused the refund: %s %s (refund %s; you may ask again)\n", id, r.OperatorCode, r.OperatorDetail, r.ID)
+	default:
+		fmt.Fprintf(c.stdout, "transaction %s: the operator's answer was lost (%s); check with the operator before asking again (refund %s)\n", id, r.OperatorDetail, r.ID)
+	}
+	return nil
+}
+
+func refundJSON(r *payment.Refund) map[string]any {
+	out := map[string]any{
+		"id": r.ID, "transaction_id": r.TransactionID, "amount": r.Amount, "requested_by": r.RequestedBy, "status": r.Status,
+		"operator_code": r.OperatorCode, "operator_detail": r.OperatorDetail, "operator_ref": r.OperatorRef,
+		"requested_at": payment.FormatTime(r.RequestedAt),
+	}
+	if !r.AnsweredAt.IsZero() {
+		out["answered_at"] = payment.FormatTime(r.AnsweredAt)
+	}
+	return out
+}
+
+// merchantAutoRefund sets a merchant's policy for a SUCCESS the operator
+// reports after the payment ended TIMEOUT: refund it at once (on), or only
+// record it for reconciliation (off, the default).
+func (c *cli) merchantAutoRefund(ctx context.Context, args []string) error {
+	a, merchant, rest, asJSON, err := c.merchantApp(ctx, "merchant auto-refund", args, nil)
+	if err != nil {
+		return err
+	}
+	defer a.Close()
+	var on bool
+	switch rest[0] {
+	case "on":
+		on = true
+	case "off":
+	default:
+		return fmt.Errorf("merchant auto-refund: say on or off, not %q", rest[0])
+	}
+	if err := a.Refunds.SetAutoRefundLateSuccess(ctx, merchant, on); err != nil {
+		return err
+	}
+	if asJSON {
+		return c.printJSON(map[string]any{"merchant_id": merchant, "auto_refund_late_success": on})
+	}
+	if on {
+		fmt.Fprintf(c.stdout, "merchant %s: a SUCCESS reported after TIMEOUT is now refunded automatically\n", merchant)
+	} else {
+		fmt.Fprintf(c.stdout, "merchant %s: a SUCCESS reported after TIMEOUT is now only recorded for reconciliation\n", merchant)
+	}
+	return nil
+}
+
+// transactionShow prints one transaction as the service's operators see
+// it: beside the /v1 fields, what the operator said (its reference, its
+// code, our failure reason) and the refunds.
+func (c *cli) transactionShow(ctx context.Context, args []string) error {
+	fs, db, asJSON := c.flags("transaction show")
+	rest, err := c.parseN(fs, args)
+	if err != nil {
+		return err
+	}
+	a, err := c.open(ctx, *db)
+	if err != nil {
+		return err
+	}
+	defer a.Close()
+	id := rest[0]
+	merchant, err := a.Transactions.MerchantOf(ctx, id)
+	if errors.Is(err, payment.ErrNotFound) {
+		return fmt.Errorf("no transaction %q in this database", id)
+	}
+	if err != nil {
+		return err
+	}
+	t, err := a.Transactions.Transaction(ctx, merchant, id)
+	if err != nil {
+		return err
+	}
+	refunds, err := a.Refunds.List(ctx, merchant, id)
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		rs := []map[string]any{}
+		for i := range refunds {
+			rs = append(rs, refundJSON(&refunds[i]))
+		}
+		return c.printJSON(map[string]any{
+			"id": t.ID, "merchant_id": t.MerchantID, "reference": t.Reference, "internal_ref": t.InternalRef, "amount": t.Amount,
+			"operator": t.Operator, "phone_number": t.PhoneNumber, "status": t.Status, "created_at": payment.FormatTime(t.CreatedAt),
+			"updated_at": payment.FormatTime(t.UpdatedAt), "expires_at": payment.FormatTime(t.ExpiresAt),
+			"operator_ref": t.OperatorRef, "operator_code": t.OperatorCode, "failure_reason": t.FailureReason, "refunds": rs,
+		})
+	}
+	c.table("FIELD\tVALUE", func(w io.Writer) {
+		for _, row := range [][2]string{
+			{"id", t.ID}, {"merchant", t.MerchantID}, {"reference", t.Reference}, {"internal_ref", t.InternalRef},
+			{"amount", fmt.Sprintf("%d %s", t.Amount, t.Currency)}, {"operator", string(t.Operator)}, {"phone_number", t.PhoneNumber},
+			{"status", string(t.Status)}, {"failure_reason", or(t.FailureReason, "-")}, {"operator_code", or(t.OperatorCode, "-")},
+			{"operator_ref", or(t.OperatorRef, "-")}, {"created_at", payment.FormatTime(t.CreatedAt)},
+			{"updated_at", payment.FormatTime(t.UpdatedAt)}, {"expires_at", payment.FormatTime(t.ExpiresAt)},
+		} {
+			fmt.Fprintf(w, "%s\t%s\n", row[0], row[1])
+		}
+		for _, r := range refunds {
+			fmt.Fprintf(w, "refund\t%s %s by %s at %s %s\n", r.ID, r.Status, r.RequestedBy, payment.FormatTime(r.RequestedAt), r.OperatorCode)
+		}
+	})
+	return nil
+}

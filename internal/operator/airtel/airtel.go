@@ -1,0 +1,455 @@
+package airtel
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/momopay/momopay/internal/operator"
+)
+
+// Config is what the adapter needs to talk to one Airtel Money account.
+type Config struct {
+	// BaseURL is Airtel's API host, e.g. https://openapi.airtel.africa
+	// (or Airtel Tchad's own host, see docs/going-live.md).
+	BaseURL      string
+	ClientID     string
+	ClientSecret string
+	// CallbackSecret is the private key of callback authentication, as
+	// Airtel's portal shows it. Empty: callbacks cannot be checked and are
+	// only hints that trigger an enquiry.
+	CallbackSecret []byte
+	// Client sends the requests; nil gives one with CallTimeout.
+	Client *http.Client
+	// CallTimeout bounds one HTTP exchange (default 8 s): the push's whole
+	// budget, token included, is the payment package's.
+	CallTimeout time.Duration
+	// RetryAfter is the retry_after given for a push Airtel certainly
+	// refused (default 5 s).
+	RetryAfter time.Duration
+	Now        func() time.Time
+	Logger     *slog.Logger
+}
+
+// Adapter is the Airtel Money operator. The zero value is not usable; use New.
+type Adapter struct {
+	cfg  Config
+	base string
+
+	mu      sync.Mutex
+	token   string
+	renewAt time.Time // refresh before Airtel's expiry, not after
+}
+
+// New returns an adapter for cfg.
+func New(cfg Config) *Adapter {
+	if cfg.CallTimeout == 0 {
+		cfg.CallTimeout = 8 * time.Second
+	}
+	if cfg.Client == nil {
+		cfg.Client = &http.Client{Timeout: cfg.CallTimeout}
+	}
+	if cfg.RetryAfter == 0 {
+		cfg.RetryAfter = 5 * time.Second
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	return &Adapter{cfg: cfg, base: strings.TrimRight(cfg.BaseURL, "/")}
+}
+
+// statusBlock is the status object of every Airtel answer.
+type statusBlock struct {
+	Code         string `json:"code"`
+	Message      string `json:"message"`
+	ResultCode   string `json:"result_code"`
+	ResponseCode string `json:"response_code"`
+	Success      bool   `json:"success"`
+}
+
+// answer is one HTTP exchange's result as the adapter reads it.
+type answer struct {
+	httpStatus int
+	body       []byte
+	status     statusBlock
+}
+
+// call sends one authenticated request. A 401 refreshes the token once and
+// sends again: Airtel's tokens are short-lived and may be revoked early.
+// An error is a transport failure, with sent telling whether the request
+// may have reached Airtel.
+func (a *Adapter) call(ctx context.Context, method, path string, body any) (*answer, error) {
+	var payload []byte
+	if body != nil {
+		var err error
+		if payload, err = json.Marshal(body); err != nil {
+			return nil, err
+		}
+	}
+	for attempt := 0; ; attempt++ {
+		token, err := a.bearer(ctx, attempt > 0)
+		if err != nil {
+			return nil, err
+		}
+		ans, err := a.send(ctx, method, path, payload, token)
+		if err != nil {
+			return nil, err
+		}
+		if ans.httpStatus == http.StatusUnauthorized && attempt == 0 {
+			a.forget(token)
+			continue
+		}
+		return ans, nil
+	}
+}
+
+func (a *Adapter) send(ctx context.Context, method, path string, payload []byte, token string) (*answer, error) {
+	ctx, cancel := context.WithTimeout(ctx, a.cfg.CallTimeout)
+	defer cancel()
+	var rd io.Reader
+	if payload != nil {
+		rd = bytes.NewReader(payload)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, a.base+path, rd)
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Accept", "*/*")
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("X-Country", "TD")
+	req.Header.Set("X-Currency", "XAF")
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	resp, err := a.cfg.Client.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	if err != nil {
+		return nil, err
+	}
+	ans := &answer{httpStatus: resp.StatusCode, body: b}
+	var env struct {
+		Status statusBlock `json:"status"`
+	}
+	if json.Unmarshal(b, &env) == nil {
+		ans.status = env.Status
+	}
+	return ans, nil
+}
+
+// bearer returns a valid access token, fetching one when there is none,
+// when it is near its expiry, or when fresh is set (after a 401).
+func (a *Adapter) bearer(ctx context.Context, fresh bool) (string, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if !fresh && a.token != "" && a.cfg.Now().Before(a.renewAt) {
+		return a.token, nil
+	}
+	start := time.Now()
+	ctx, cancel := context.WithTimeout(ctx, a.cfg.CallTimeout)
+	defer cancel()
+	payload, _ := json.Marshal(map[string]string{
+		"client_id": a.cfg.ClientID, "client_secret": a.cfg.ClientSecret, "grant_type": "client_credentials",
+	})
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, a.base+"/auth/oauth2/token", bytes.NewReader(payload))
+	if err != nil {
+		return "", err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "*/*")
+	resp, err := a.cfg.Client.Do(req)
+	if err != nil {
+		a.logCall("", "token", start, 0, "", err)
+		return "", fmt.Errorf("airtel token: %w", err)
+	}
+	defer resp.Body.Close()
+	var tok struct {
+		AccessToken string          `json:"access_token"`
+		ExpiresIn   json.RawMessage `json:"expires_in"`
+	}
+	err = json.NewDecoder(io.LimitReader(resp.Body, 64<<10)).Decode(&tok)
+	if err == nil && (resp.StatusCode != http.StatusOK || tok.AccessToken == "") {
+		err = fmt.Errorf("HTTP %d without an access token", resp.StatusCode)
+	}
+	a.logCall("", "token", start, resp.StatusCode, "", err)
+	if err != nil {
+		return "", &tokenError{status: resp.StatusCode, err: err}
+	}
+	life := expiresIn(tok.ExpiresIn)
+	// Refresh a quarter of the lifetime (at most a minute) before Airtel's
+	// expiry, so no request leaves with a token about to die in flight.
+	a.token, a.renewAt = tok.AccessToken, a.cfg.Now().Add(life-min(life/4, time.Minute))
+	return a.token, nil
+}
+
+// tokenError is a token request Airtel answered without a token. The push
+// that needed it was certainly not sent.
+type tokenError struct {
+	status int
+	err    error
+}
+
+func (e *tokenError) Error() string { return "airtel token: " + e.err.Error() }
+func (e *tokenError) Unwrap() error { return e.err }
+
+// expiresIn reads expires_in, a number or a numeric string (both are seen);
+// a missing or odd value gives the documented sample's 180 s.
+func expiresIn(raw json.RawMessage) time.Duration {
+	s := strings.Trim(string(raw), `"`)
+	n, err := strconv.ParseFloat(s, 64)
+	if err != nil || n <= 0 || n > 86400 {
+		return 180 * time.Second
+	}
+	return time.Duration(n * float64(time.Second))
+}
+
+// forget drops a token Airtel refused, unless another call replaced it.
+func (a *Adapter) forget(token string) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.token == token {
+		a.token = ""
+	}
+}
+
+// logCall logs one call to Airtel: never a credential, a token or a body.
+func (a *Adapter) logCall(txID, operation string, start time.Time, httpStatus int, code string, err error) {
+	attrs := []any{"operator", "AIRTEL", "transaction_id", txID, "operation", operation,
+		"latency_ms", time.Since(start).Milliseconds(), "http_status", httpStatus, "outcome_code", code}
+	if err != nil {
+		a.cfg.Logger.Warn("operator call", append(attrs, "err", err.Error())...)
+		return
+	}
+	a.cfg.Logger.Info("operator call", attrs...)
+}
+
+// msisdn is the payer's number as Airtel Tchad wants it: without 235.
+func msisdn(phone string) string {
+	return strings.TrimPrefix(strings.TrimPrefix(phone, "+"), "235")
+}
+
+// notSent reports a transport error that certainly happened before the
+// request left: Airtel cannot have taken it.
+func notSent(err error) bool {
+	if _, ok := errors.AsType[*tokenError](err); ok {
+		return true
+	}
+	if op, ok := errors.AsType[*net.OpError](err); ok && op.Op == "dial" {
+		return true
+	}
+	if _, ok := errors.AsType[*net.DNSError](err); ok {
+		return true
+	}
+	return false
+}
+
+// RequestPayment implements operator.Operator: the USSD push.
+//
+// The answer is read from its codes, never from the HTTP status alone: a
+// refusal can come as 200 with status.success=false, and ESB000041 (our id
+// exists) means an earlier push of ours got through. A transport error, a
+// timeout, 401 (after one fresh token), 429 or 5xx leave the push
+// ambiguous: the payment stays PENDING and the enquiries settle it. Only a
+// refusal certain to have happened before the push was taken is an
+// operator.UnavailableError.
+func (a *Adapter) RequestPayment(ctx context.Context, p operator.Payment) error {
+	start := time.Now()
+	var body pushRequest
+	body.Reference = p.Description
+	if body.Reference == "" {
+		body.Reference = p.Ref
+	}
+	body.Reference = clip(body.Reference, 64)
+	body.Subscriber.Country, body.Subscriber.Currency, body.Subscriber.MSISDN = "TD", "XAF", msisdn(p.PhoneNumber)
+	body.Transaction.Amount, body.Transaction.Country, body.Transaction.Currency, body.Transaction.ID = p.Amount, "TD", "XAF", p.Ref
+	ans, err := a.call(ctx, http.MethodPost, "/merchant/v1/payments/", body)
+	if err != nil {
+		a.logCall(p.TransactionID, "push", start, 0, "", err)
+		if notSent(err) {
+			return &operator.UnavailableError{RetryAfter: a.cfg.RetryAfter, Cause: err}
+		}
+		return fmt.Errorf("airtel push: answer unknown: %w", err)
+	}
+	st := ans.status
+	code := firstOf(st.ResultCode, st.ResponseCode)
+	switch {
+	case ans.httpStatus == http.StatusUnauthorized || ans.httpStatus == http.StatusTooManyRequests || ans.httpStatus >= 500:
+		err = fmt.Errorf("airtel push: HTTP %d, answer unknown", ans.httpStatus)
+	case pushTaken(st.Success, st.ResultCode, st.ResponseCode):
+	case !st.Success && pushRefused(st.ResultCode, st.ResponseCode):
+		a.logCall(p.TransactionID, "push", start, ans.httpStatus, code, nil)
+		return &operator.UnavailableError{RetryAfter: a.cfg.RetryAfter, Cause: &RefusalError{Code: code, Message: st.Message}}
+	default:
+		err = fmt.Errorf("airtel push: HTTP %d with code %q (%s), answer unknown", ans.httpStatus, code, st.Message)
+	}
+	a.logCall(p.TransactionID, "push", start, ans.httpStatus, code, err)
+	return err
+}
+
+// RefusalError is Airtel's certain refusal of a request, with its code.
+type RefusalError struct {
+	Code    string
+	Message string
+}
+
+func (e *RefusalError) Error() string {
+	return fmt.Sprintf("airtel refused: %s %s", e.Code, e.Message)
+}
+
+type pushRequest struct {
+	Reference  string `json:"reference"`
+	Subscriber struct {
+		Country  string `json:"country"`
+		Currency string `json:"currency"`
+		MSISDN   string `json:"msisdn"`
+	} `json:"subscriber"`
+	Transaction struct {
+		Amount   int64  `json:"amount"`
+		Country  string `json:"country"`
+		Currency string `json:"currency"`
+		ID       string `json:"id"`
+	} `json:"transaction"`
+}
+
+// PaymentStatus implements operator.Operator: the enquiry by our id.
+// TS, TF and TE are final; TIP, TA, an unknown status and "no such
+// transaction" keep the payment PENDING (and are logged with their code).
+// Any failure to get a readable answer is an error: unknown, ask again.
+func (a *Adapter) PaymentStatus(ctx context.Context, p operator.Payment) (operator.Outcome, error) {
+	start := time.Now()
+	ans, err := a.call(ctx, http.MethodGet, "/standard/v1/payments/"+p.Ref, nil)
+	if err != nil {
+		a.logCall(p.TransactionID, "enquiry", start, 0, "", err)
+		return operator.Outcome{}, fmt.Errorf("airtel enquiry: %w", err)
+	}
+	var env struct {
+		Data struct {
+			Transaction struct {
+				AirtelMoneyID string `json:"airtel_money_id"`
+				ID            string `json:"id"`
+				Message       string `json:"message"`
+				Status        string `json:"status"`
+			} `json:"transaction"`
+		} `json:"data"`
+	}
+	perr := json.Unmarshal(ans.body, &env)
+	st, tx := ans.status, env.Data.Transaction
+	switch {
+	case ans.httpStatus == http.StatusUnauthorized || ans.httpStatus == http.StatusTooManyRequests || ans.httpStatus >= 500:
+		err = fmt.Errorf("airtel enquiry: HTTP %d, answer unknown", ans.httpStatus)
+	case perr != nil:
+		err = fmt.Errorf("airtel enquiry: HTTP %d, unreadable answer: %w", ans.httpStatus, perr)
+	case tx.Status == "":
+		// "No such transaction" (ESB000045, DP00800001025) while the push
+		// may still be on its way, or any answer without a status: not an
+		// outcome.
+		o := operator.Outcome{State: operator.Pending, Code: firstOf(st.ResponseCode, st.ResultCode), Detail: st.Message}
+		a.logCall(p.TransactionID, "enquiry", start, ans.httpStatus, o.Code, nil)
+		return o, nil
+	}
+	if err != nil {
+		a.logCall(p.TransactionID, "enquiry", start, ans.httpStatus, firstOf(st.ResultCode, st.ResponseCode), err)
+		return operator.Outcome{}, err
+	}
+	o := outcomeOf(tx.Status, st.ResponseCode, firstOf(tx.Message, st.Message), tx.AirtelMoneyID)
+	a.logCall(p.TransactionID, "enquiry", start, ans.httpStatus, o.Code, nil)
+	if o.State == operator.Pending {
+		a.cfg.Logger.Info("airtel payment not final yet", "transaction_id", p.TransactionID, "status", tx.Status)
+	}
+	return o, nil
+}
+
+// Refund implements operator.Refunder: a full refund by airtel_money_id.
+// Unverified: the shape of the answer is taken to be the enquiry's, with
+// status.success and a transaction status of TS or SUCCESS when done.
+func (a *Adapter) Refund(ctx context.Context, p operator.Payment, airtelMoneyID string) (operator.RefundOutcome, error) {
+	start := time.Now()
+	var body struct {
+		Transaction struct {
+			AirtelMoneyID string `json:"airtel_money_id"`
+		} `json:"transaction"`
+	}
+	body.Transaction.AirtelMoneyID = airtelMoneyID
+	ans, err := a.call(ctx, http.MethodPost, "/standard/v1/payments/refund", body)
+	if err != nil {
+		a.logCall(p.TransactionID, "refund", start, 0, "", err)
+		return operator.RefundOutcome{}, fmt.Errorf("airtel refund: answer unknown: %w", err)
+	}
+	var env struct {
+		Data struct {
+			Transaction struct {
+				AirtelMoneyID string `json:"airtel_money_id"`
+				Status        string `json:"status"`
+			} `json:"transaction"`
+		} `json:"data"`
+	}
+	perr := json.Unmarshal(ans.body, &env)
+	st := ans.status
+	code := firstOf(st.ResponseCode, st.ResultCode)
+	if ans.httpStatus == http.StatusUnauthorized || ans.httpStatus == http.StatusTooManyRequests || ans.httpStatus >= 500 || perr != nil || (code == "" && !st.Success) {
+		err = fmt.Errorf("airtel refund: HTTP %d, answer unknown", ans.httpStatus)
+		a.logCall(p.TransactionID, "refund", start, ans.httpStatus, code, err)
+		return operator.RefundOutcome{}, err
+	}
+	a.logCall(p.TransactionID, "refund", start, ans.httpStatus, code, nil)
+	status := strings.ToUpper(env.Data.Transaction.Status)
+	return operator.RefundOutcome{
+		Refunded:    st.Success && (status == statusSuccess || status == "SUCCESS" || status == ""),
+		Code:        code,
+		Detail:      st.Message,
+		OperatorRef: env.Data.Transaction.AirtelMoneyID,
+	}, nil
+}
+
+// NextPoll implements operator.PollScheduler. Airtel calls back, so the
+// enquiries only catch lost callbacks: the first comes FirstEnquiry after
+// the push, then they back off to half the payment's age, at most every
+// 30 s.
+func (a *Adapter) NextPoll(age time.Duration) time.Duration {
+	if age < FirstEnquiry {
+		return FirstEnquiry - age
+	}
+	return min(max(age/2, FirstEnquiry), 30*time.Second)
+}
+
+// FirstEnquiry is when Airtel is first asked about a payment. (Airtel
+// Tchad's document advises three minutes, unverified; the callback usually
+// comes first, and a lost one would then cost the payer minutes.)
+const FirstEnquiry = 4 * time.Second
+
+func firstOf(s ...string) string {
+	for _, v := range s {
+		if v != "" {
+			return v
+		}
+	}
+	return ""
+}
+
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8Start(s[n]) {
+		n--
+	}
+	return s[:n]
+}
+
+func utf8Start(b byte) bool { return b&0xC0 != 0x80 }

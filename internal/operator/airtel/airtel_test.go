@@ -1,0 +1,480 @@
+package airtel_test
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/momopay/momopay/internal/operator"
+	"github.com/momopay/momopay/internal/operator/airtel"
+	"github.com/momopay/momopay/internal/operator/airtel/airtelsim"
+)
+
+type clock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func (c *clock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.now }
+func (c *clock) Advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = c.now.Add(d)
+}
+
+const (
+	clientID     = "client-id-123"
+	clientSecret = "client-secret-SHOULD-NOT-BE-LOGGED"
+)
+
+// bundle is an adapter talking to a simulator (or to a fake Airtel
+// wrapping it), on a shared clock, with the adapter's log captured.
+type bundle struct {
+	sim   *airtelsim.Simulator
+	ad    *airtel.Adapter
+	clk   *clock
+	log   *bytes.Buffer
+	srv   *httptest.Server
+	calls atomic.Int64 // requests that reached the server
+	hits  sync.Map     // path -> *atomic.Int64
+}
+
+func (b *bundle) count(path string) int64 {
+	v, _ := b.hits.LoadOrStore(path, new(atomic.Int64))
+	return v.(*atomic.Int64).Load()
+}
+
+// setup serves the simulator, with wrap (if any) around its handler.
+func setup(t *testing.T, wrap func(http.Handler) http.Handler, tune func(*airtel.Config)) *bundle {
+	t.Helper()
+	b := &bundle{clk: &clock{now: time.Date(2026, 11, 22, 8, 0, 0, 0, time.UTC)}, log: &bytes.Buffer{}}
+	b.sim = airtelsim.New(airtelsim.Config{ClientID: clientID, ClientSecret: clientSecret, CallbackSecret: []byte("cb-secret"), Now: b.clk.Now,
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	h := b.sim.Handler()
+	if wrap != nil {
+		h = wrap(h)
+	}
+	b.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b.calls.Add(1)
+		v, _ := b.hits.LoadOrStore(r.URL.Path, new(atomic.Int64))
+		v.(*atomic.Int64).Add(1)
+		h.ServeHTTP(w, r)
+	}))
+	t.Cleanup(b.srv.Close)
+	var mu sync.Mutex
+	cfg := airtel.Config{BaseURL: b.srv.URL, ClientID: clientID, ClientSecret: clientSecret, CallbackSecret: []byte("cb-secret"),
+		CallTimeout: 2 * time.Second, RetryAfter: 3 * time.Second, Now: b.clk.Now,
+		Logger: slog.New(slog.NewTextHandler(&lockedWriter{w: b.log, mu: &mu}, nil))}
+	if tune != nil {
+		tune(&cfg)
+	}
+	b.ad = airtel.New(cfg)
+	return b
+}
+
+type lockedWriter struct {
+	w  io.Writer
+	mu *sync.Mutex
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
+}
+
+var refs atomic.Int64
+
+func pay(phone string) operator.Payment {
+	n := refs.Add(1)
+	return operator.Payment{Ref: fmt.Sprintf("SERVICE-T%07d", n), TransactionID: fmt.Sprintf("tx-%d", n),
+		Amount: 1500, PhoneNumber: "+235" + phone, Description: "Order"}
+}
+
+func status(t *testing.T, b *bundle, p operator.Payment) operator.Outcome {
+	t.Helper()
+	o, err := b.ad.PaymentStatus(t.Context(), p)
+	if err != nil {
+		t.Fatalf("enquiry: %v", err)
+	}
+	return o
+}
+
+// TestSuccess: the push is taken, the enquiry says in progress until the
+// payer answers, then TS with Airtel's id of the payment.
+func TestSuccess(t *testing.T) {
+	t.Parallel()
+	b := setup(t, nil, nil)
+	p := pay(airtelsim.PhoneSuccess)
+	if err := b.ad.RequestPayment(t.Context(), p); err != nil {
+		t.Fatalf("push: %v", err)
+	}
+	if o := status(t, b, p); o.State != operator.Pending || o.Code != "TIP" {
+		t.Fatalf("before the payer answered: %+v", o)
+	}
+	b.clk.Advance(2 * time.Second)
+	o := status(t, b, p)
+	if o.State != operator.Succeeded || o.OperatorRef != airtelsim.AirtelMoneyID(p.Ref) || o.Reason != "" {
+		t.Fatalf("after the payer answered: %+v", o)
+	}
+	// Every call is logged with its transaction id, operation and code,
+	// never with a credential or a token.
+	logs := b.log.String()
+	for _, want := range []string{"operation=push", "operation=enquiry", "operation=token", "transaction_id=" + p.TransactionID, "outcome_code=TS", "latency_ms="} {
+		if !strings.Contains(logs, want) {
+			t.Errorf("log lacks %q:\n%s", want, logs)
+		}
+	}
+	if strings.Contains(logs, clientSecret) || strings.Contains(logs, "Bearer") || strings.Contains(logs, "access_token") {
+		t.Errorf("log shows a credential:\n%s", logs)
+	}
+}
+
+// TestRefusalCodes: each DP008000010xx refusal is FAILED with its code and
+// our reason.
+func TestRefusalCodes(t *testing.T) {
+	t.Parallel()
+	b := setup(t, nil, nil)
+	for code, want := range map[string]operator.FailureReason{
+		"02": operator.ReasonWrongPIN, "03": operator.ReasonLimitExceeded, "04": operator.ReasonInvalidAmount,
+		"05": operator.ReasonNoPIN, "07": operator.ReasonInsufficientBalance, "08": operator.ReasonRefused,
+		"09": operator.ReasonRefused, "10": operator.ReasonNotPermitted, "24": operator.ReasonTimedOut, "77": operator.ReasonOther,
+	} {
+		p := pay(airtelsim.PhoneCodePrefix + code)
+		if err := b.ad.RequestPayment(t.Context(), p); err != nil {
+			t.Fatalf("push %s: %v", code, err)
+		}
+		b.clk.Advance(2 * time.Second)
+		o := status(t, b, p)
+		if o.State != operator.Failed || o.Code != "DP008000010"+code || o.Reason != want {
+			t.Errorf("code %s: %+v, want FAILED %s", code, o, want)
+		}
+	}
+}
+
+// fake answers every Airtel request with a fixed status and body, tokens
+// included, and counts the requests.
+func fake(t *testing.T, path string, code int, body string) *bundle {
+	return setup(t, func(sim http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.URL.Path != path {
+				sim.ServeHTTP(w, r)
+				return
+			}
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(code)
+			io.WriteString(w, body)
+		})
+	}, nil)
+}
+
+// TestPushAnswers: the push is decided from Airtel's codes, never from the
+// HTTP status alone. Certain refusals are operator.ErrUnavailable (503,
+// nothing kept); ESB000041 is a push of ours that got through; 401, 429,
+// 5xx and unknown codes leave the answer unknown (the payment stays
+// PENDING).
+func TestPushAnswers(t *testing.T) {
+	t.Parallel()
+	const push = "/merchant/v1/payments/"
+	for _, c := range []struct {
+		name   string
+		code   int
+		body   string
+		answer string // taken, refused, unknown
+	}{
+		{"200 with success=false ESB000011", 200, `{"status":{"code":"200","message":"Failed","result_code":"ESB000011","success":false}}`, "refused"},
+		{"200 with a payer refusal code", 200, `{"status":{"code":"200","message":"x","result_code":"ESB000010","response_code":"DP00800001007","success":false}}`, "refused"},
+		{"400 bad MSISDN", 400, `{"status":{"code":"400","message":"Invalid MSISDN","result_code":"ESB000033","success":false}}`, "refused"},
+		{"ESB000041 id already exists", 200, `{"status":{"code":"200","message":"exists","result_code":"ESB000041","success":false}}`, "taken"},
+		{"in process", 200, `{"data":{"transaction":{"id":"x","status":"Success."}},"status":{"code":"200","result_code":"ESB000010","response_code":"DP00800001006","success":true}}`, "taken"},
+		{"200 with an unknown code", 200, `{"status":{"code":"200","message":"??","result_code":"ESB999999","success":false}}`, "unknown"},
+		{"200 unreadable", 200, `<html>gateway</html>`, "unknown"},
+		{"401 twice", 401, `{"error":"invalid_token"}`, "unknown"},
+		{"429", 429, `{"status":{"result_code":"ESB000011","success":false}}`, "unknown"},
+		{"500", 500, `{"status":{"result_code":"ESB000011","success":false}}`, "unknown"},
+		{"503", 503, ``, "unknown"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			b := fake(t, push, c.code, c.body)
+			err := b.ad.RequestPayment(t.Context(), pay("66112233"))
+			got := "unknown"
+			switch {
+			case err == nil:
+				got = "taken"
+			case errors.Is(err, operator.ErrUnavailable):
+				got = "refused"
+				if ue, _ := errors.AsType[*operator.UnavailableError](err); ue.RetryAfter != 3*time.Second {
+					t.Errorf("retry after %s", ue.RetryAfter)
+				}
+			}
+			if got != c.answer {
+				t.Fatalf("push answered %q (err %v), want %q", got, err, c.answer)
+			}
+			if c.code == 401 && b.count(push) != 2 {
+				t.Errorf("401: %d pushes, want one more after a fresh token", b.count(push))
+			}
+		})
+	}
+}
+
+// TestSimulatorOutage: the sandbox's "operator down" number is a certain
+// refusal; an unreachable Airtel too (nothing was sent).
+func TestSimulatorOutage(t *testing.T) {
+	t.Parallel()
+	b := setup(t, nil, nil)
+	if err := b.ad.RequestPayment(t.Context(), pay(airtelsim.PhoneUnavailable)); !errors.Is(err, operator.ErrUnavailable) {
+		t.Fatalf("outage number: %v", err)
+	}
+	ln, _ := net.Listen("tcp", "127.0.0.1:0")
+	addr := ln.Addr().String()
+	ln.Close()
+	closed := airtel.New(airtel.Config{BaseURL: "http://" + addr, ClientID: "a", ClientSecret: "b"})
+	if err := closed.RequestPayment(t.Context(), pay(airtelsim.PhoneSuccess)); !errors.Is(err, operator.ErrUnavailable) {
+		t.Fatalf("connection refused: %v", err)
+	}
+}
+
+// TestDuplicatePush: pushing the same transaction.id again (our first push's
+// answer was lost) gets ESB000041 from Airtel: the push is taken.
+func TestDuplicatePush(t *testing.T) {
+	t.Parallel()
+	b := setup(t, nil, nil)
+	p := pay(airtelsim.PhoneSuccess)
+	for i := range 2 {
+		if err := b.ad.RequestPayment(t.Context(), p); err != nil {
+			t.Fatalf("push %d: %v", i, err)
+		}
+	}
+	if n := b.sim.Pushes(); n != 2 {
+		t.Fatalf("%d pushes reached Airtel", n)
+	}
+}
+
+// TestTokenLifecycle: one token serves many calls; it is renewed before it
+// expires (no request meets a 401 for an old token), and a token Airtel
+// revokes early is replaced once, and the call retried.
+func TestTokenLifecycle(t *testing.T) {
+	t.Parallel()
+	var unauthorized atomic.Int64
+	b := setup(t, func(sim http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			rec := httptest.NewRecorder()
+			sim.ServeHTTP(rec, r)
+			if rec.Code == 401 {
+				unauthorized.Add(1)
+			}
+			for k, v := range rec.Header() {
+				w.Header()[k] = v
+			}
+			w.WriteHeader(rec.Code)
+			w.Write(rec.Body.Bytes())
+		})
+	}, nil)
+	p := pay(airtelsim.PhoneSuccess)
+	if err := b.ad.RequestPayment(t.Context(), p); err != nil {
+		t.Fatal(err)
+	}
+	for range 5 {
+		status(t, b, p)
+	}
+	if n := b.count("/auth/oauth2/token"); n != 1 {
+		t.Fatalf("%d token requests for 6 calls, want 1", n)
+	}
+	b.clk.Advance(150 * time.Second) // the 180 s token is near its end
+	status(t, b, p)
+	if n, u := b.count("/auth/oauth2/token"), unauthorized.Load(); n != 2 || u != 0 {
+		t.Fatalf("near expiry: %d token requests and %d 401s, want 2 and 0", n, u)
+	}
+	b.sim.RevokeTokens() // Airtel ends the token in the middle of a run
+	if o := status(t, b, p); o.State != operator.Succeeded {
+		t.Fatalf("after revocation: %+v", o)
+	}
+	if n, u := b.count("/auth/oauth2/token"), unauthorized.Load(); n != 3 || u != 1 {
+		t.Fatalf("after revocation: %d token requests and %d 401s, want 3 and 1", n, u)
+	}
+}
+
+// TestSlowOperator: an Airtel slower than the call timeout leaves the push
+// ambiguous, never refused, and the enquiry unanswered.
+func TestSlowOperator(t *testing.T) {
+	t.Parallel()
+	b := setup(t, func(sim http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.URL.Path != "/auth/oauth2/token" {
+				select {
+				case <-time.After(2 * time.Second):
+				case <-r.Context().Done():
+				}
+			}
+			sim.ServeHTTP(w, r)
+		})
+	}, func(c *airtel.Config) { c.CallTimeout = 200 * time.Millisecond })
+	p := pay(airtelsim.PhoneSuccess)
+	start := time.Now()
+	err := b.ad.RequestPayment(t.Context(), p)
+	if err == nil || errors.Is(err, operator.ErrUnavailable) {
+		t.Fatalf("slow push: %v, want an ambiguous error", err)
+	}
+	if d := time.Since(start); d > time.Second {
+		t.Errorf("the push waited %s despite a 200ms call timeout", d)
+	}
+	if _, err := b.ad.PaymentStatus(t.Context(), p); err == nil {
+		t.Fatal("slow enquiry: no error")
+	}
+}
+
+// TestConnectionDroppedAfterSend: Airtel takes the push but the connection
+// drops before its answer: the push is ambiguous (the payment stays
+// PENDING), and the enquiry settles it.
+func TestConnectionDroppedAfterSend(t *testing.T) {
+	t.Parallel()
+	b := setup(t, func(sim http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.URL.Path != "/merchant/v1/payments/" {
+				sim.ServeHTTP(w, r)
+				return
+			}
+			sim.ServeHTTP(httptest.NewRecorder(), r) // taken...
+			conn, _, _ := w.(http.Hijacker).Hijack()
+			conn.Close() // ...and the answer lost
+		})
+	}, nil)
+	p := pay(airtelsim.PhoneSuccess)
+	err := b.ad.RequestPayment(t.Context(), p)
+	if err == nil || errors.Is(err, operator.ErrUnavailable) {
+		t.Fatalf("dropped push: %v, want an ambiguous error", err)
+	}
+	b.clk.Advance(2 * time.Second)
+	if o := status(t, b, p); o.State != operator.Succeeded {
+		t.Fatalf("enquiry after the drop: %+v", o)
+	}
+}
+
+// TestEnquiryAnswers: TE is EXPIRED; TIP, TA, an undocumented TI, an
+// unknown status and "no such transaction" keep the payment PENDING with
+// their code; 401, 429 and 5xx are errors (ask again).
+func TestEnquiryAnswers(t *testing.T) {
+	t.Parallel()
+	const path = "/standard/v1/payments/SERVICE-FAKE0001"
+	tx := func(st string) string {
+		return `{"data":{"transaction":{"airtel_money_id":"AM9","id":"SERVICE-FAKE0001","message":"m","status":"` + st + `"}},"status":{"code":"200","result_code":"ESB000010","success":true}}`
+	}
+	for _, c := range []struct {
+		name  string
+		code  int
+		body  string
+		state operator.State
+		err   bool
+	}{
+		{"TE", 200, tx("TE"), operator.Expired, false},
+		{"TIP", 200, tx("TIP"), operator.Pending, false},
+		{"TA", 200, tx("TA"), operator.Pending, false},
+		{"TI", 200, tx("TI"), operator.Pending, false},
+		{"unknown", 200, tx("ZZ"), operator.Pending, false},
+		{"no such transaction", 200, `{"status":{"code":"200","message":"not found","result_code":"ESB000045","success":false}}`, operator.Pending, false},
+		{"429", 429, ``, "", true},
+		{"502", 502, `bad gateway`, "", true},
+		{"200 unreadable", 200, `<html/>`, "", true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			b := fake(t, path, c.code, c.body)
+			o, err := b.ad.PaymentStatus(t.Context(), operator.Payment{Ref: "SERVICE-FAKE0001"})
+			if (err != nil) != c.err || o.State != c.state {
+				t.Fatalf("got %+v, %v", o, err)
+			}
+		})
+	}
+}
+
+// TestCallbacks: a hash in the body or in a header is checked; a wrong
+// one is refused; a callback without one, or an adapter without the
+// secret, gives an unverified hint.
+func TestCallbacks(t *testing.T) {
+	t.Parallel()
+	b := setup(t, nil, nil)
+	secret := []byte("cb-secret")
+	signed := airtelsim.SignedCallback(secret, "SERVICE-X0000001", "TS", "ok", "AM1")
+	cb, err := b.ad.ReadCallback(nil, signed)
+	if err != nil || cb.Unverified || cb.Ref != "SERVICE-X0000001" || cb.Outcome.State != operator.Succeeded || cb.Outcome.OperatorRef != "AM1" {
+		t.Fatalf("signed in the body: %+v %v", cb, err)
+	}
+	plain := airtelsim.SignedCallback(nil, "SERVICE-X0000001", "TF", "no", "AM1")
+	cb, err = b.ad.ReadCallback(map[string][]string{"Hash": {airtel.Hash(secret, plain)}}, plain)
+	if err != nil || cb.Unverified || cb.Outcome.State != operator.Failed {
+		t.Fatalf("signed in a header: %+v %v", cb, err)
+	}
+	for name, c := range map[string]struct {
+		h    map[string][]string
+		body []byte
+	}{
+		"another secret":  {nil, airtelsim.SignedCallback([]byte("forger"), "SERVICE-X0000001", "TS", "ok", "AM1")},
+		"altered":         {nil, bytes.Replace(signed, []byte(`"TS"`), []byte(`"TF"`), 1)},
+		"header mismatch": {map[string][]string{"Hash": {"AAAA"}}, plain},
+		"unreadable":      {nil, []byte(`not json`)},
+	} {
+		if _, err := b.ad.ReadCallback(c.h, c.body); !errors.Is(err, operator.ErrCallbackRejected) {
+			t.Errorf("%s: %v, want rejected", name, err)
+		}
+	}
+	if cb, err := b.ad.ReadCallback(nil, plain); err != nil || !cb.Unverified {
+		t.Errorf("no hash: %+v %v, want an unverified hint", cb, err)
+	}
+	noSecret := airtel.New(airtel.Config{BaseURL: b.srv.URL})
+	if cb, err := noSecret.ReadCallback(nil, signed); err != nil || !cb.Unverified {
+		t.Errorf("no secret configured: %+v %v, want an unverified hint", cb, err)
+	}
+}
+
+// TestRefund: a successful payment is refunded once; a second refund and a
+// refund of an unpaid payment are refused.
+func TestRefund(t *testing.T) {
+	t.Parallel()
+	b := setup(t, nil, nil)
+	p := pay(airtelsim.PhoneSuccess)
+	if err := b.ad.RequestPayment(t.Context(), p); err != nil {
+		t.Fatal(err)
+	}
+	b.clk.Advance(2 * time.Second)
+	amid := status(t, b, p).OperatorRef
+	out, err := b.ad.Refund(t.Context(), p, amid)
+	if err != nil || !out.Refunded {
+		t.Fatalf("refund: %+v %v", out, err)
+	}
+	if out, err := b.ad.Refund(t.Context(), p, amid); err != nil || out.Refunded {
+		t.Fatalf("second refund: %+v %v", out, err)
+	}
+	unpaid := pay(airtelsim.PhoneNoAnswer)
+	b.ad.RequestPayment(t.Context(), unpaid)
+	if out, err := b.ad.Refund(t.Context(), unpaid, airtelsim.AirtelMoneyID(unpaid.Ref)); err != nil || out.Refunded {
+		t.Fatalf("refund of an unpaid payment: %+v %v", out, err)
+	}
+	if !strings.Contains(b.log.String(), "operation=refund") {
+		t.Error("refund not logged")
+	}
+}
+
+// TestSchedule: enquiries start after FirstEnquiry and back off to 30 s.
+func TestSchedule(t *testing.T) {
+	t.Parallel()
+	ad := airtel.New(airtel.Config{})
+	for age, want := range map[time.Duration]time.Duration{
+		0: airtel.FirstEnquiry, time.Second: airtel.FirstEnquiry - time.Second, airtel.FirstEnquiry: airtel.FirstEnquiry,
+		20 * time.Second: 10 * time.Second, 4 * time.Minute: 30 * time.Second,
+	} {
+		if got := ad.NextPoll(age); got != want {
+			t.Errorf("NextPoll(%s) = %s, want %s", age, got, want)
+		}
+	}
+}

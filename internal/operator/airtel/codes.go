@@ -1,0 +1,102 @@
+package airtel
+
+import (
+	"strings"
+
+	"github.com/momopay/momopay/internal/operator"
+)
+
+// Transaction status codes of the enquiry and the callback.
+const (
+	statusSuccess    = "TS"
+	statusFailed     = "TF"
+	statusExpired    = "TE"
+	statusInProgress = "TIP"
+	statusAmbiguous  = "TA"
+)
+
+// Result codes (status.result_code) of Airtel's gateway.
+const (
+	codeOK             = "ESB000010"
+	codeFailed         = "ESB000011"
+	codeDuplicateID    = "ESB000041" // our transaction.id exists: an earlier push got through
+	codeNoSuchPayment  = "ESB000045"
+	codeCollectSuccess = "DP00800001001"
+	codeInProcess      = "DP00800001006"
+	codeAmbiguous      = "DP00800001000"
+)
+
+// failureReasons maps the collection response codes DP008000010xx to our
+// failure reasons (operators.md; the wording of each is Airtel's).
+var failureReasons = map[string]operator.FailureReason{
+	"DP00800001002": operator.ReasonWrongPIN,            // incorrect PIN
+	"DP00800001003": operator.ReasonLimitExceeded,       // over the balance or transaction limit
+	"DP00800001004": operator.ReasonInvalidAmount,       // invalid amount
+	"DP00800001005": operator.ReasonNoPIN,               // payer did not enter the PIN
+	"DP00800001007": operator.ReasonInsufficientBalance, // not enough balance
+	"DP00800001008": operator.ReasonRefused,             // refused by the payer
+	"DP00800001009": operator.ReasonRefused,             // do not honour
+	"DP00800001010": operator.ReasonNotPermitted,        // transaction not permitted
+	"DP00800001024": operator.ReasonTimedOut,            // the payer did not answer in time
+	"DP00800001029": operator.ReasonTimedOut,            // expired
+}
+
+// FailureReason maps an Airtel code to our failure reason: ReasonOther for
+// a code we do not know.
+func FailureReason(code string) operator.FailureReason {
+	if r, ok := failureReasons[code]; ok {
+		return r
+	}
+	return operator.ReasonOther
+}
+
+// pushRefused reports whether a push answer with status.success=false and
+// these codes certainly means the push was not taken, so the payment can
+// be forgotten and the merchant told 503. Unverified: Airtel documents the
+// codes, not which of them can come back from the push itself; a code not
+// listed here leaves the answer ambiguous (the payment stays PENDING and
+// the enquiries settle it), which is the safe side.
+func pushRefused(resultCode, responseCode string) bool {
+	switch resultCode {
+	case codeFailed, "ESB000033", "ESB000034", "ESB000035", "ESB000036", "ESB000039":
+		return true
+	}
+	_, refused := failureReasons[responseCode]
+	return refused
+}
+
+// pushTaken reports whether a push answer says Airtel took the push.
+func pushTaken(success bool, resultCode, responseCode string) bool {
+	switch {
+	case resultCode == codeDuplicateID:
+		// Our transaction.id is already known: an earlier push of ours
+		// (whose answer we lost) got through.
+		return true
+	case !success:
+		return false
+	}
+	return resultCode == codeOK || resultCode == "" || responseCode == codeInProcess || responseCode == codeCollectSuccess
+}
+
+// outcomeOf maps a transaction status (TS, TF, TE, TIP, TA, anything else)
+// with its response code to an operator.Outcome. Unknown statuses are
+// Pending: keep asking, never guess.
+func outcomeOf(status, responseCode, message, airtelMoneyID string) operator.Outcome {
+	o := operator.Outcome{State: operator.Pending, Detail: message, Code: status, OperatorRef: airtelMoneyID}
+	switch strings.ToUpper(status) {
+	case statusSuccess:
+		o.State = operator.Succeeded
+	case statusFailed:
+		o.State = operator.Failed
+		o.Reason = operator.ReasonOther
+		if strings.HasPrefix(responseCode, "DP008") {
+			o.Code, o.Reason = responseCode, FailureReason(responseCode)
+		}
+	case statusExpired:
+		o.State = operator.Expired
+	}
+	if o.Detail == "" {
+		o.Detail = status
+	}
+	return o
+}

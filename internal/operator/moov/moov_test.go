@@ -1,0 +1,450 @@
+package moov
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/momopay/momopay/internal/operator"
+)
+
+const (
+	testUser     = "merchant-api"
+	testPassword = "pa55-word-never-logged"
+	testKey      = "0123456789abcdef0123456789abcdef"
+)
+
+// clock is a time source the tests move by hand.
+type clock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func (c *clock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *clock) Advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = c.now.Add(d)
+}
+
+// syncBuffer collects log lines from concurrent goroutines.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+type bundle struct {
+	op    *Operator
+	clock *clock
+	logs  *syncBuffer
+	token string
+}
+
+// setup returns an adapter pointed at url, on a fake clock, logging to a
+// buffer.
+func setup(t *testing.T, url string) bundle {
+	t.Helper()
+	c := &clock{now: time.Date(2026, 11, 22, 8, 0, 0, 0, time.UTC)}
+	logs := &syncBuffer{}
+	op, err := New(Config{URL: url, Username: testUser, Password: testPassword, Key: testKey},
+		nil, c.Now, slog.New(slog.NewTextHandler(logs, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return bundle{op: op, clock: c, logs: logs, token: op.token}
+}
+
+// withSimulator serves a simulator sharing the bundle's clock.
+func withSimulator(t *testing.T) (bundle, *Simulator) {
+	t.Helper()
+	token, _ := Token(testUser, testPassword, testKey)
+	b := bundle{clock: &clock{now: time.Date(2026, 11, 22, 8, 0, 0, 0, time.UTC)}}
+	sim := NewSimulator(SimulatorConfig{Token: token, Now: b.clock.Now})
+	srv := httptest.NewServer(sim)
+	t.Cleanup(srv.Close)
+	nb := setup(t, srv.URL)
+	nb.op.now, nb.clock = b.clock.Now, b.clock
+	return nb, sim
+}
+
+var refs atomic.Int64
+
+func payment(b bundle, phone string) operator.Payment {
+	n := refs.Add(1)
+	return operator.Payment{Ref: fmt.Sprintf("SERVICE-T%07d", n), MerchantID: "m1", TransactionID: fmt.Sprintf("tx-%d", n),
+		Amount: 1500, PhoneNumber: phone, RequestedAt: b.clock.Now()}
+}
+
+// fake is a Moov stand-in for the quirks: it answers each call with
+// answer(op) and counts the calls.
+type fake struct {
+	calls  atomic.Int64
+	answer func(w http.ResponseWriter, op string)
+}
+
+func (f *fake) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	f.calls.Add(1)
+	body, _ := io.ReadAll(r.Body)
+	req, err := decodeRequest(body)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	f.answer(w, req.Op)
+}
+
+func serveFake(t *testing.T, answer func(w http.ResponseWriter, op string)) (bundle, *fake) {
+	t.Helper()
+	f := &fake{answer: answer}
+	srv := httptest.NewServer(f)
+	t.Cleanup(srv.Close)
+	return setup(t, srv.URL), f
+}
+
+func status(code string) func(http.ResponseWriter, string) {
+	return func(w http.ResponseWriter, op string) {
+		w.Write(encodeAnswer(op, answer{Status: code, ReferenceID: "72024103000000009", Description: "D"}))
+	}
+}
+
+// TestStatusCodes maps every listed getTransactionStatus code, and an
+// unknown one.
+func TestStatusCodes(t *testing.T) {
+	t.Parallel()
+	type want struct {
+		state operator.State
+		busy  bool
+		log   string
+	}
+	cases := map[string]want{
+		"0":    {state: operator.Succeeded},
+		"100":  {state: operator.Pending},
+		"92":   {state: operator.Expired},
+		"10":   {state: operator.Failed},
+		"95":   {state: operator.Failed},
+		"555":  {state: operator.Failed},
+		"94":   {state: operator.Pending, log: "moov does not know this payment"},
+		"98":   {state: operator.Pending, log: "ALERT"},
+		"99":   {busy: true},
+		"-1":   {busy: true},
+		"7777": {state: operator.Pending, log: "unknown status code"},
+	}
+	for code := 11; code <= 20; code++ {
+		cases[fmt.Sprint(code)] = want{state: operator.Failed}
+	}
+	reasons := map[string]operator.FailureReason{
+		"10": operator.ReasonInsufficientBalance, "12": operator.ReasonInvalidAmount,
+		"11": operator.ReasonLimitExceeded, "13": operator.ReasonLimitExceeded, "20": operator.ReasonLimitExceeded,
+		"555": operator.ReasonPayerNotRegistered, "95": operator.ReasonOther,
+	}
+	for code, w := range cases {
+		t.Run(code, func(t *testing.T) {
+			t.Parallel()
+			b, _ := serveFake(t, status(code))
+			p := payment(b, "+23566000001")
+			b.clock.Advance(NotFoundGrace + time.Second)
+			o, err := b.op.PaymentStatus(context.Background(), p)
+			if w.busy {
+				if _, ok := errors.AsType[*BusyError](err); !ok {
+					t.Fatalf("got %+v, %v; want BusyError", o, err)
+				}
+				return
+			}
+			if err != nil || o.State != w.state {
+				t.Fatalf("got %+v, %v; want %s", o, err, w.state)
+			}
+			if !strings.HasPrefix(o.Detail, "moov "+code+": ") || strings.Contains(o.Detail, "unknown status") != (code == "7777") {
+				t.Errorf("detail %q", o.Detail)
+			}
+			if w.state == operator.Failed && (strings.Contains(o.Detail, "unknown") || o.Reason == "") {
+				t.Errorf("failure without a reason: %+v", o)
+			}
+			if w.state != operator.Failed && o.Reason != "" {
+				t.Errorf("reason %q without a failure", o.Reason)
+			}
+			if o.Code != code || o.OperatorRef != "72024103000000009" {
+				t.Errorf("code %q, operator ref %q", o.Code, o.OperatorRef)
+			}
+			if want, ok := reasons[code]; ok && o.Reason != want {
+				t.Errorf("reason %q, want %q", o.Reason, want)
+			}
+			if w.log != "" && !strings.Contains(b.logs.String(), w.log) {
+				t.Errorf("log lacks %q:\n%s", w.log, b.logs)
+			}
+		})
+	}
+}
+
+// TestPushAnswers: which push answers are taken, refused for now
+// (unavailable), or refused for good (FAILED at the first poll).
+func TestPushAnswers(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		code       string
+		retryAfter time.Duration // an UnavailableError with it
+		failed     string        // taken, then FAILED with this detail at the first poll
+	}{
+		{code: "0"}, {code: "100"}, {code: "12345"},
+		{code: "99", retryAfter: BusyRetryAfter}, {code: "-1", retryAfter: BusyRetryAfter},
+		{code: "98", retryAfter: ConfigRetryAfter}, {code: "4", retryAfter: ConfigRetryAfter},
+		{code: "91", retryAfter: ConfigRetryAfter},
+		{code: "10", failed: "moov 10: insufficient funds (D)"},
+		{code: "555", failed: "moov 555: payer not registered with Moov Money (D)"},
+		{code: "3", failed: "moov 3: number not valid (D)"},
+	} {
+		t.Run(tc.code, func(t *testing.T) {
+			t.Parallel()
+			b, f := serveFake(t, status(tc.code))
+			p := payment(b, "+23566000001")
+			err := b.op.RequestPayment(context.Background(), p)
+			ue, unavailable := errors.AsType[*operator.UnavailableError](err)
+			switch {
+			case tc.retryAfter != 0:
+				if !unavailable || ue.RetryAfter != tc.retryAfter {
+					t.Fatalf("got %v; want unavailable, retry after %s", err, tc.retryAfter)
+				}
+			case tc.failed != "":
+				if err != nil {
+					t.Fatalf("got %v; want the push reported taken", err)
+				}
+				o, err := b.op.PaymentStatus(context.Background(), p)
+				if err != nil || o.State != operator.Failed || o.Detail != tc.failed || o.Code != tc.code || o.Reason == "" {
+					t.Fatalf("first poll: %+v, %v; want FAILED %q", o, err, tc.failed)
+				}
+				if f.calls.Load() != 1 {
+					t.Errorf("the refused push's poll asked Moov")
+				}
+			case err != nil:
+				t.Fatalf("got %v; want taken", err)
+			}
+		})
+	}
+}
+
+// TestUnknownIsNeverFailed: HTTP errors, faults, malformed answers, slow
+// answers and dropped connections are ambiguous for a push (never
+// unavailable) and an error for an enquiry (never an outcome).
+func TestUnknownIsNeverFailed(t *testing.T) {
+	t.Parallel()
+	faultBody := encodeFault("soap:Server", "java.lang.NullPointerException")
+	for name, answer := range map[string]func(w http.ResponseWriter, op string){
+		"401":            func(w http.ResponseWriter, _ string) { w.WriteHeader(401) },
+		"429":            func(w http.ResponseWriter, _ string) { w.WriteHeader(429) },
+		"500":            func(w http.ResponseWriter, _ string) { w.WriteHeader(500) },
+		"502 html":       func(w http.ResponseWriter, _ string) { w.WriteHeader(502); w.Write([]byte("<html>Bad Gateway</html>")) },
+		"503":            func(w http.ResponseWriter, _ string) { w.WriteHeader(503) },
+		"fault 500":      func(w http.ResponseWriter, _ string) { w.WriteHeader(500); w.Write(faultBody) },
+		"fault 200":      func(w http.ResponseWriter, _ string) { w.Write(faultBody) },
+		"malformed":      func(w http.ResponseWriter, _ string) { w.Write([]byte("<soap:Envelope><soap:Body><ns2:")) },
+		"no status":      func(w http.ResponseWriter, op string) { w.Write(encodeAnswer(op, answer{Description: "?"})) },
+		"status not int": func(w http.ResponseWriter, op string) { w.Write(encodeAnswer(op, answer{Status: "OK"})) },
+		"200 empty":      func(w http.ResponseWriter, _ string) {},
+		"answer 200 of 4": func(w http.ResponseWriter, op string) {
+			w.WriteHeader(404)
+			w.Write(encodeAnswer(op, answer{Status: "0"}))
+		},
+		"slow": func(w http.ResponseWriter, op string) {
+			time.Sleep(300 * time.Millisecond)
+			w.Write(encodeAnswer(op, answer{Status: "0"}))
+		},
+		"reset": func(w http.ResponseWriter, _ string) {
+			conn, _, err := w.(http.Hijacker).Hijack()
+			if err == nil {
+				conn.(*net.TCPConn).SetLinger(0)
+				conn.Close()
+			}
+		},
+		"dropped": func(w http.ResponseWriter, _ string) {
+			conn, _, err := w.(http.Hijacker).Hijack()
+			if err == nil {
+				conn.Close()
+			}
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			b, f := serveFake(t, answer)
+			b.op.pushTimeout, b.op.statusTimeout = 100*time.Millisecond, 100*time.Millisecond
+			p := payment(b, "+23566000001")
+			err := b.op.RequestPayment(context.Background(), p)
+			if err == nil || errors.Is(err, operator.ErrUnavailable) {
+				t.Fatalf("push: got %v; want an ambiguous error", err)
+			}
+			o, err := b.op.PaymentStatus(context.Background(), p)
+			if err == nil {
+				t.Fatalf("status: got %+v; want an error", o)
+			}
+			if f.calls.Load() != 2 {
+				t.Errorf("%d calls reached the fake, want 2", f.calls.Load())
+			}
+			logs := b.logs.String()
+			if !strings.Contains(logs, "moov call failed") || !strings.Contains(logs, "operation=getTransactionStatus") {
+				t.Errorf("failed calls not logged:\n%s", logs)
+			}
+		})
+	}
+}
+
+// TestConnectionRefused: a push that could not even connect was certainly
+// not taken.
+func TestConnectionRefused(t *testing.T) {
+	t.Parallel()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	b := setup(t, "http://"+addr+"/")
+	err = b.op.RequestPayment(context.Background(), payment(b, "+23566000001"))
+	if !errors.Is(err, operator.ErrUnavailable) {
+		t.Fatalf("got %v; want unavailable", err)
+	}
+}
+
+// TestBusyBackoff: enquiries answered busy back off, doubling, without
+// asking Moov meanwhile; an ordinary answer ends the back-off.
+func TestBusyBackoff(t *testing.T) {
+	t.Parallel()
+	var code atomic.Value
+	code.Store("99")
+	b, f := serveFake(t, func(w http.ResponseWriter, op string) {
+		w.Write(encodeAnswer(op, answer{Status: code.Load().(string)}))
+	})
+	ctx := context.Background()
+	p := payment(b, "+23566000001")
+	retry := func() time.Duration {
+		t.Helper()
+		_, err := b.op.PaymentStatus(ctx, p)
+		be, ok := errors.AsType[*BusyError](err)
+		if !ok {
+			t.Fatalf("got %v; want BusyError", err)
+		}
+		return be.RetryAfter
+	}
+	if got := retry(); got != BusyBackoffMin {
+		t.Fatalf("first back-off %s", got)
+	}
+	b.clock.Advance(time.Second)
+	if got := retry(); got != time.Second || f.calls.Load() != 1 {
+		t.Fatalf("during the back-off: %s, %d calls", got, f.calls.Load())
+	}
+	b.clock.Advance(time.Second)
+	if got := retry(); got != 2*BusyBackoffMin || f.calls.Load() != 2 {
+		t.Fatalf("second back-off %s, %d calls", got, f.calls.Load())
+	}
+	for range 10 {
+		b.clock.Advance(BusyBackoffMax)
+		retry()
+	}
+	if got := retry(); got > BusyBackoffMax {
+		t.Fatalf("back-off %s above its maximum", got)
+	}
+	code.Store("100")
+	b.clock.Advance(BusyBackoffMax)
+	if o, err := b.op.PaymentStatus(ctx, p); err != nil || o.State != operator.Pending {
+		t.Fatalf("after the back-off: %+v, %v", o, err)
+	}
+	code.Store("-1")
+	if got := retry(); got != BusyBackoffMin {
+		t.Fatalf("back-off after a normal answer starts at %s", got)
+	}
+}
+
+// TestEnquiryUsesReferenceID: getTransactionStatus names the push by the
+// referenceid Moov gave, or by our internal_ref when the push's answer
+// was lost.
+func TestEnquiryUsesReferenceID(t *testing.T) {
+	t.Parallel()
+	var seen []string
+	var mu sync.Mutex
+	f := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		req, _ := decodeRequest(body)
+		mu.Lock()
+		seen = append(seen, req.Op+" "+req.Status.TransID+" "+req.Status.Token+req.Push.Token)
+		mu.Unlock()
+		w.Write(encodeAnswer(req.Op, answer{Status: "100", ReferenceID: "72024103000000009"}))
+	})
+	srv := httptest.NewServer(f)
+	defer srv.Close()
+	b := setup(t, srv.URL)
+	ctx := context.Background()
+	pushed, lost := payment(b, "+23566000001"), payment(b, "+23566000002")
+	b.op.RequestPayment(ctx, pushed)
+	b.op.PaymentStatus(ctx, pushed)
+	b.op.PaymentStatus(ctx, lost)
+	want := []string{
+		"PushWithPending  " + b.token,
+		"getTransactionStatus 72024103000000009 " + b.token,
+		"getTransactionStatus " + lost.Ref + " " + b.token,
+	}
+	if fmt.Sprint(seen) != fmt.Sprint(want) {
+		t.Fatalf("got %q\nwant %q", seen, want)
+	}
+}
+
+// TestLogsHoldNoSecret: every call is logged with its operation, latency
+// and codes, never the token nor what it is made of.
+func TestLogsHoldNoSecret(t *testing.T) {
+	t.Parallel()
+	b, _ := withSimulator(t)
+	ctx := context.Background()
+	p := payment(b, PhoneSuccess)
+	b.op.RequestPayment(ctx, p)
+	b.op.PaymentStatus(ctx, p)
+	logs := b.logs.String()
+	for _, secret := range []string{b.token, testPassword, testKey} {
+		if strings.Contains(logs, secret) {
+			t.Errorf("log holds a secret %q:\n%s", secret, logs)
+		}
+	}
+	for _, want := range []string{"operation=PushWithPending", "operation=getTransactionStatus",
+		"internal_ref=" + p.Ref, "transaction_id=" + p.TransactionID, "latency_ms=", "http_status=200", "moov_status=100"} {
+		if !strings.Contains(logs, want) {
+			t.Errorf("log lacks %q:\n%s", want, logs)
+		}
+	}
+}
+
+// TestNextPoll: enquiries only, the first FirstPollDelay after the push.
+func TestNextPoll(t *testing.T) {
+	t.Parallel()
+	var o Operator
+	for _, tc := range []struct{ age, want time.Duration }{
+		{0, FirstPollDelay}, {time.Second, FirstPollDelay - time.Second}, {FirstPollDelay, 3 * time.Second},
+		{29 * time.Second, 3 * time.Second}, {time.Minute, 10 * time.Second}, {4 * time.Minute, 30 * time.Second},
+	} {
+		if got := o.NextPoll(tc.age); got != tc.want {
+			t.Errorf("NextPoll(%s) = %s, want %s", tc.age, got, tc.want)
+		}
+	}
+}

@@ -1,0 +1,153 @@
+package payment
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/momopay/momopay/internal/operator"
+)
+
+// RefundStatus is where a refund stands.
+type RefundStatus string
+
+// The states of a refund. REQUESTED is recorded before the operator is
+// asked, so a refund in flight blocks a second one; UNKNOWN means the
+// operator's answer was lost (a person checks with the operator).
+const (
+	RefundRequested RefundStatus = "REQUESTED"
+	RefundRefunded  RefundStatus = "REFUNDED"
+	RefundRefused   RefundStatus = "REFUSED"
+	RefundUnknown   RefundStatus = "UNKNOWN"
+)
+
+// AutoRefundRequester is the requested_by of refunds the service made on
+// its own, under the merchant's auto-refund policy.
+const AutoRefundRequester = "auto-refund: late SUCCESS after TIMEOUT"
+
+// Refund is one request to give a payment's money back to the payer.
+type Refund struct {
+	ID            string
+	MerchantID    string
+	TransactionID string
+	Amount        int64
+	// RequestedBy says who asked: a person's name from the CLI, or
+	// AutoRefundRequester.
+	RequestedBy    string
+	Status         RefundStatus
+	OperatorCode   string
+	OperatorDetail string
+	OperatorRef    string
+	RequestedAt    time.Time
+	AnsweredAt     time.Time
+}
+
+// RefundStore persists refunds and the merchants' refund policy.
+type RefundStore interface {
+	// AutoRefundLateSuccess reports the merchant's policy for a SUCCESS the
+	// operator reports after the payment ended TIMEOUT (off by default).
+	AutoRefundLateSuccess(ctx context.Context, merchantID string) (bool, error)
+	// PaidByOperator reports whether the operator said the payment was
+	// paid: it is SUCCESS, or a late SUCCESS was recorded for it.
+	PaidByOperator(ctx context.Context, merchantID, transactionID string) (bool, error)
+	// StartRefund records r as REQUESTED; ErrRefundExists when a refund of
+	// the payment is already under way or done.
+	StartRefund(ctx context.Context, r *Refund) error
+	// FinishRefund records the operator's answer to r.
+	FinishRefund(ctx context.Context, r *Refund) error
+}
+
+// ErrRefundExists says a payment already has a refund under way or done.
+var ErrRefundExists = &Error{Code: EUNPROCESSABLE, Message: "this payment already has a refund under way or done"}
+
+// refundTimeout bounds one refund request to the operator.
+const refundTimeout = 20 * time.Second
+
+// SetRefunds gives the service its refund store; without one, refunds are
+// refused and late successes are only recorded.
+func (s *Service) SetRefunds(r RefundStore) { s.refunds = r }
+
+// Refund gives the payer of a paid transaction their money back, in full
+// (Airtel refunds only in full). It is recorded with requestedBy and the
+// operator's answer, which the returned Refund carries. Errors:
+// ENOTFOUND, EUNPROCESSABLE (not paid, operator without refunds, unknown
+// operator reference, a refund already under way or done).
+func (s *Service) Refund(ctx context.Context, merchantID, id, requestedBy string) (*Refund, error) {
+	if s.refunds == nil {
+		return nil, Errorf(EUNPROCESSABLE, "refunds are not available on this service")
+	}
+	t, err := s.store.Transaction(ctx, merchantID, id)
+	if err != nil {
+		return nil, err
+	}
+	paid, err := s.refunds.PaidByOperator(ctx, merchantID, id)
+	if err != nil {
+		return nil, err
+	}
+	if !paid {
+		return nil, Errorf(EUNPROCESSABLE, "transaction %s is %s and the operator never reported it paid: there is nothing to refund", t.ID, t.Status)
+	}
+	refunder, ok := operator.As[operator.Refunder](s.operators[t.Operator])
+	if !ok {
+		return nil, Errorf(EUNPROCESSABLE, "%s payments cannot be refunded through this service: refund the payer from the %s merchant portal", t.Operator, t.Operator)
+	}
+	if t.OperatorRef == "" {
+		return nil, Errorf(EUNPROCESSABLE, "the %s reference of transaction %s is unknown, so it cannot be refunded here: refund it from the operator's portal", t.Operator, t.ID)
+	}
+	r := &Refund{
+		ID: uuid.Must(uuid.NewV7()).String(), MerchantID: merchantID, TransactionID: t.ID, Amount: t.Amount,
+		RequestedBy: requestedBy, Status: RefundRequested, RequestedAt: s.now().UTC().Truncate(time.Microsecond),
+	}
+	if err := s.refunds.StartRefund(ctx, r); err != nil {
+		return nil, err
+	}
+	bg := context.WithoutCancel(ctx)
+	callCtx, cancel := context.WithTimeout(bg, refundTimeout)
+	defer cancel()
+	out, err := refunder.Refund(callCtx, operatorPayment(t), t.OperatorRef)
+	switch {
+	case err != nil:
+		r.Status, r.OperatorDetail = RefundUnknown, err.Error()
+	case out.Refunded:
+		r.Status = RefundRefunded
+	default:
+		r.Status = RefundRefused
+	}
+	r.OperatorCode, r.OperatorRef = out.Code, out.OperatorRef
+	if err == nil {
+		r.OperatorDetail = out.Detail
+	}
+	r.AnsweredAt = s.now().UTC().Truncate(time.Microsecond)
+	if err := s.refunds.FinishRefund(bg, r); err != nil {
+		return nil, fmt.Errorf("record the answer to refund %s (%s): %w", r.ID, r.Status, err)
+	}
+	s.log.Info("refund answered", "transaction_id", t.ID, "refund_id", r.ID, "status", r.Status, "operator_code", r.OperatorCode, "requested_by", requestedBy)
+	return r, nil
+}
+
+// autoRefund refunds a late SUCCESS after TIMEOUT when the merchant's
+// policy says so. A failure is logged: the reconciliation case recorded
+// with the late outcome remains for a person to act on.
+func (s *Service) autoRefund(ctx context.Context, t *Transaction) {
+	if s.refunds == nil {
+		return
+	}
+	on, err := s.refunds.AutoRefundLateSuccess(ctx, t.MerchantID)
+	if err != nil || !on {
+		if err != nil {
+			s.log.Error("auto-refund policy unreadable", "transaction_id", t.ID, "err", err)
+		}
+		return
+	}
+	r, err := s.Refund(ctx, t.MerchantID, t.ID, AutoRefundRequester)
+	switch {
+	case errors.Is(err, ErrRefundExists):
+	case err != nil:
+		s.log.Error("auto-refund of a late SUCCESS failed; refund it by hand", "transaction_id", t.ID, "err", err)
+	default:
+		s.log.Warn("late SUCCESS after TIMEOUT auto-refunded", "transaction_id", t.ID, "refund_id", r.ID, "status", r.Status)
+	}
+}

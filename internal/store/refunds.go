@@ -1,0 +1,108 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+
+	"github.com/momopay/momopay/internal/payment"
+)
+
+// Refunds implements payment.RefundStore: the refunds table and the
+// merchants' auto-refund policy.
+type Refunds struct{ db *DB }
+
+// NewRefunds returns the refund store.
+func NewRefunds(db *DB) *Refunds { return &Refunds{db: db} }
+
+// AutoRefundLateSuccess implements payment.RefundStore.
+func (s *Refunds) AutoRefundLateSuccess(ctx context.Context, merchantID string) (bool, error) {
+	var on bool
+	err := s.db.QueryRowContext(ctx, `SELECT auto_refund_late_success FROM merchants WHERE id = $1`, merchantID).Scan(&on)
+	if errors.Is(err, sql.ErrNoRows) {
+		return false, payment.Errorf(payment.ENOTFOUND, "merchant not found")
+	}
+	return on, err
+}
+
+// SetAutoRefundLateSuccess sets the merchant's policy; ENOTFOUND for an
+// unknown merchant.
+func (s *Refunds) SetAutoRefundLateSuccess(ctx context.Context, merchantID string, on bool) error {
+	if !payment.ValidID(merchantID) {
+		return payment.Errorf(payment.ENOTFOUND, "merchant not found")
+	}
+	res, err := s.db.ExecContext(ctx, `UPDATE merchants SET auto_refund_late_success = $1 WHERE id = $2`, on, merchantID)
+	if err != nil {
+		return err
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return payment.Errorf(payment.ENOTFOUND, "merchant not found")
+	}
+	return nil
+}
+
+// PaidByOperator implements payment.RefundStore.
+func (s *Refunds) PaidByOperator(ctx context.Context, merchantID, transactionID string) (bool, error) {
+	var paid bool
+	err := s.db.QueryRowContext(ctx, `SELECT status = 'SUCCESS' OR EXISTS (
+			SELECT 1 FROM reconciliation_cases c
+			WHERE c.merchant_id = t.merchant_id AND c.transaction_id = t.id AND c.reported_status = 'SUCCESS')
+		FROM transactions t WHERE t.merchant_id = $1 AND t.id = $2`, merchantID, transactionID).Scan(&paid)
+	if errors.Is(err, sql.ErrNoRows) {
+		return false, payment.ErrNotFound
+	}
+	return paid, err
+}
+
+// StartRefund implements payment.RefundStore.
+func (s *Refunds) StartRefund(ctx context.Context, r *payment.Refund) error {
+	_, err := s.db.ExecContext(ctx, `INSERT INTO refunds
+		(id, merchant_id, transaction_id, amount, requested_by, status, operator_code, operator_detail, operator_ref, requested_at)
+		VALUES ($1, $2, $3, $4, $5, $6, '', '', '', $7)`,
+		r.ID, r.MerchantID, r.TransactionID, r.Amount, r.RequestedBy, string(r.Status), s.db.Time(r.RequestedAt))
+	if IsUniqueViolation(err, "refunds") {
+		return payment.ErrRefundExists
+	}
+	return err
+}
+
+// FinishRefund implements payment.RefundStore.
+func (s *Refunds) FinishRefund(ctx context.Context, r *payment.Refund) error {
+	_, err := s.db.ExecContext(ctx, `UPDATE refunds SET status = $1, operator_code = $2, operator_detail = $3,
+		operator_ref = $4, answered_at = $5 WHERE merchant_id = $6 AND id = $7`,
+		string(r.Status), r.OperatorCode, clipText(r.OperatorDetail, 500), r.OperatorRef, s.db.NullTime(r.AnsweredAt), r.MerchantID, r.ID)
+	return err
+}
+
+// List returns the refunds of one of the merchant's transactions, oldest first.
+func (s *Refunds) List(ctx context.Context, merchantID, transactionID string) ([]payment.Refund, error) {
+	if !payment.ValidID(transactionID) {
+		return nil, payment.ErrNotFound
+	}
+	rows, err := s.db.QueryContext(ctx, `SELECT id, merchant_id, transaction_id, amount, requested_by, status,
+		operator_code, operator_detail, operator_ref, requested_at, answered_at
+		FROM refunds WHERE merchant_id = $1 AND transaction_id = $2 ORDER BY requested_at, id`, merchantID, transactionID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []payment.Refund
+	for rows.Next() {
+		var r payment.Refund
+		var requested, answered Timestamp
+		if err := rows.Scan(&r.ID, &r.MerchantID, &r.TransactionID, &r.Amount, &r.RequestedBy, &r.Status,
+			&r.OperatorCode, &r.OperatorDetail, &r.OperatorRef, &requested, &answered); err != nil {
+			return nil, err
+		}
+		r.RequestedAt, r.AnsweredAt = requested.Time, answered.Time
+		out = append(out, r)
+	}
+	return out, rows.Err()
+}
+
+func clipText(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return string([]rune(s[:n]))
+}
