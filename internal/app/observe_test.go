@@ -105,7 +105,7 @@ func createPayment(t testing.TB, s *testserver.Server, key, ref, op, phone strin
 // waitFinal polls a transaction until it is final.
 func waitFinal(t testing.TB, s *testserver.Server, key, id string) string {
 	t.Helper()
-	deadline := time.Now().Add(15 * time.Second)
+	deadline := time.Now().Add(time.Minute)
 	for time.Now().Before(deadline) {
 		_, tx := call(t, http.MethodGet, s.URL+"/v1/transactions/"+id, key, "")
 		if st, _ := tx["status"].(string); payment.Status(st).Final() {
@@ -113,7 +113,7 @@ func waitFinal(t testing.TB, s *testserver.Server, key, id string) string {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	t.Fatalf("transaction %s not final after 15 s", id)
+	t.Fatalf("transaction %s not final after a minute", id)
 	return ""
 }
 
@@ -136,12 +136,14 @@ func (rc *receiver) count() int {
 	return rc.hits
 }
 
+// eventually waits for cond: a minute at most, which only a machine
+// loaded far beyond its cores needs (a serve starting, a payer's answer).
 func eventually(t testing.TB, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(15 * time.Second)
+	deadline := time.Now().Add(time.Minute)
 	for !cond() {
 		if time.Now().After(deadline) {
-			t.Fatalf("%s: not after 15 s", what)
+			t.Fatalf("%s: not after a minute", what)
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
@@ -235,7 +237,7 @@ func TestMetricsAfterTraffic(t *testing.T) {
 			wantSample(t, m, `momopay_payment_settle_duration_seconds_count{operator="AIRTEL",status="SUCCESS"}`, 1)
 			// The sandbox payer answers after AnswerDelay: the time to the
 			// final state is that, give or take scheduling.
-			if d := sample(t, m, `momopay_payment_settle_duration_seconds_sum{operator="AIRTEL",status="SUCCESS"}`); d < sandbox.AnswerDelay.Seconds() || d > 12 {
+			if d := sample(t, m, `momopay_payment_settle_duration_seconds_sum{operator="AIRTEL",status="SUCCESS"}`); d < sandbox.AnswerDelay.Seconds() || d > 60 {
 				t.Errorf("creation to SUCCESS took %v s", d)
 			}
 			wantSample(t, m, `momopay_payment_settle_duration_seconds_bucket{operator="AIRTEL",status="SUCCESS",le="1"}`, 0)
@@ -326,7 +328,7 @@ func TestBacklogMetrics(t *testing.T) {
 			wantSample(t, scraped, `momopay_jobs{queue="payments",state="available"}`, 4)
 			wantSample(t, scraped, `momopay_jobs{queue="payments",state="scheduled"}`, 0)
 			wantSample(t, scraped, `momopay_jobs{queue="webhooks",state="available"}`, 1)
-			if age := sample(t, scraped, `momopay_jobs_oldest_due_age_seconds{queue="payments"}`); age < 590 || age > 660 {
+			if age := sample(t, scraped, `momopay_jobs_oldest_due_age_seconds{queue="payments"}`); age < 590 || age > 900 {
 				t.Errorf("oldest due payment job waited %v s, want about 597", age)
 			}
 			// The delivery's job was inserted due at once, by River's clock.
