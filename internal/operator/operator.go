@@ -3,7 +3,7 @@
 // Moov. It must not touch the database: it only talks to operators.
 //
 // The interface is shaped by what the real operators offer
-// (shared/reference/operators.md): both take a USSD push and answer a status
+// (docs/going-live.md records what is known of each): both take a USSD push and answer a status
 // enquiry by our own transaction id; Airtel also sends callbacks, read by an
 // operator that implements CallbackReader and settled through the api.
 package operator

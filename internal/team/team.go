@@ -23,7 +23,7 @@ type User struct {
 // Role is what a user may do, as a named set of permissions.
 type Role string
 
-// The three roles (DESIGN.md §4).
+// The three roles of a merchant's team.
 const (
 	Owner     Role = "owner"     // everything, the team included
 	Developer Role = "developer" // keys, webhooks, transactions, sandbox phone

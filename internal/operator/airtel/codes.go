@@ -27,7 +27,7 @@ const (
 )
 
 // failureReasons maps the collection response codes DP008000010xx to our
-// failure reasons (operators.md; the wording of each is Airtel's).
+// failure reasons (docs/going-live.md; the wording of each is Airtel's).
 var failureReasons = map[string]operator.FailureReason{
 	"DP00800001002": operator.ReasonWrongPIN,            // incorrect PIN
 	"DP00800001003": operator.ReasonLimitExceeded,       // over the balance or transaction limit
