@@ -154,24 +154,7 @@ func (s *Transactions) ListTransactions(ctx context.Context, merchantID string, 
 	// A transaction whose push is in flight is not listed: a refused push
 	// deletes it. One whose sender died is shown once the poller judges
 	// its push taken.
-	where := []string{"merchant_id = $1", "NOT push_in_flight"}
-	args := []any{merchantID}
-	add := func(cond string, v any) {
-		args = append(args, v)
-		where = append(where, fmt.Sprintf(cond, len(args)))
-	}
-	if f.Status != "" {
-		add("status = $%d", string(f.Status))
-	}
-	if f.Operator != "" {
-		add("operator = $%d", string(f.Operator))
-	}
-	if !f.From.IsZero() {
-		add("created_at >= $%d", s.db.Time(f.From))
-	}
-	if !f.To.IsZero() {
-		add("created_at <= $%d", s.db.Time(f.To))
-	}
+	where, args := s.listFilter(merchantID, f)
 	cond := strings.Join(where, " AND ")
 
 	page := &payment.Page{Transactions: []payment.Transaction{}}
@@ -318,4 +301,28 @@ func nullIfEmpty(s string) any {
 		return nil
 	}
 	return s
+}
+
+// listFilter is the WHERE conditions and arguments of a merchant's listed
+// transactions under f, shared by the API's list and the dashboard's
+// browse and export. A transaction whose push is in flight is never listed.
+func (s *Transactions) listFilter(merchantID string, f payment.ListFilter) (where []string, args []any) {
+	where, args = []string{"merchant_id = $1", "NOT push_in_flight"}, []any{merchantID}
+	add := func(cond string, v any) {
+		args = append(args, v)
+		where = append(where, fmt.Sprintf(cond, len(args)))
+	}
+	if f.Status != "" {
+		add("status = $%d", string(f.Status))
+	}
+	if f.Operator != "" {
+		add("operator = $%d", string(f.Operator))
+	}
+	if !f.From.IsZero() {
+		add("created_at >= $%d", s.db.Time(f.From))
+	}
+	if !f.To.IsZero() {
+		add("created_at <= $%d", s.db.Time(f.To))
+	}
+	return where, args
 }

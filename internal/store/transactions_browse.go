@@ -62,24 +62,7 @@ func (s *Transactions) browse(ctx context.Context, merchantID string, f payment.
 	if limit <= 0 || limit > ExportBatch {
 		limit = ExportBatch
 	}
-	where := []string{"merchant_id = $1", "NOT push_in_flight"}
-	args := []any{merchantID}
-	add := func(cond string, v any) {
-		args = append(args, v)
-		where = append(where, fmt.Sprintf(cond, len(args)))
-	}
-	if f.Status != "" {
-		add("status = $%d", string(f.Status))
-	}
-	if f.Operator != "" {
-		add("operator = $%d", string(f.Operator))
-	}
-	if !f.From.IsZero() {
-		add("created_at >= $%d", s.db.Time(f.From))
-	}
-	if !f.To.IsZero() {
-		add("created_at <= $%d", s.db.Time(f.To))
-	}
+	where, args := s.listFilter(merchantID, f)
 	cmp, order := "<", "DESC"
 	if newer {
 		cmp, order = ">", "ASC"
