@@ -2,7 +2,6 @@ package app
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -12,8 +11,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/redis/go-redis/v9"
-	"github.com/riverqueue/river"
 
 	"github.com/momopay/momopay/internal/api"
 	"github.com/momopay/momopay/internal/dashboard"
@@ -124,7 +123,7 @@ func (c *Config) liveProblems() error {
 type App struct {
 	cfg          Config
 	DB           *store.DB
-	Jobs         *river.Client[*sql.Tx]
+	Jobs         *jobs.Client
 	Merchants    *store.Merchants
 	APIKeys      *store.APIKeys
 	Transactions *store.Transactions
@@ -196,13 +195,20 @@ func (a *App) wire(ctx context.Context) error {
 	}
 	handlers := &jobs.Handlers{}
 	// Webhook attempts mostly wait on receivers (up to 10 s each), so many
-	// workers keep dead endpoints from starving the others; River fetches
-	// at most this many per 100 ms, which bounds a burst's drain rate
-	// (about 1,000 events/s, BenchmarkDrainBurst in internal/webhook).
-	client, err := jobs.NewClient(db.DB, sqlite, handlers, jobs.Config{
+	// workers keep dead endpoints from starving the others.
+	var pool *pgxpool.Pool // the PostgreSQL workers' own connections (jobs.Client)
+	if !sqlite {
+		if pool, err = db.OpenPool(ctx, jobs.WorkerPoolSize); err != nil {
+			return err
+		}
+	}
+	client, err := jobs.NewClient(db.DB, pool, handlers, jobs.Config{
 		PollInterval: cfg.JobPollInterval, WebhookWorkers: 100, Logger: quiet(cfg.Logger),
 	})
 	if err != nil {
+		if pool != nil {
+			pool.Close()
+		}
 		return err
 	}
 	a.Jobs = client
@@ -275,6 +281,9 @@ func (h leveled) Enabled(ctx context.Context, l slog.Level) bool {
 // Redis).
 func (a *App) Close() error {
 	a.ops.close()
+	if a.Jobs != nil {
+		a.Jobs.Close()
+	}
 	if a.redis != nil {
 		a.redis.Close()
 	}

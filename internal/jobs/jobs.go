@@ -21,10 +21,10 @@ import (
 	"github.com/riverqueue/river/rivertype"
 )
 
-// Inserter inserts a job inside the caller's database transaction.
+// Inserter inserts jobs inside the caller's database transaction.
 // *river.Client[*sql.Tx] implements it.
 type Inserter interface {
-	InsertTx(ctx context.Context, tx *sql.Tx, args river.JobArgs, opts *river.InsertOpts) (*rivertype.JobInsertResult, error)
+	InsertManyTx(ctx context.Context, tx *sql.Tx, params []river.InsertManyParams) ([]*rivertype.JobInsertResult, error)
 }
 
 // PollPayment asks the operator where a PENDING transaction stands.
@@ -83,9 +83,10 @@ const (
 
 // Config tunes the job client.
 type Config struct {
-	// PollInterval is how often an idle worker looks for due jobs; SQLite
-	// has no LISTEN/NOTIFY, and neither has River's database/sql driver on
-	// PostgreSQL, so this bounds how late a job can start.
+	// PollInterval is how often an idle queue looks for due jobs when
+	// nothing told it to: on PostgreSQL a fallback behind LISTEN/NOTIFY,
+	// on SQLite (which has no notifications) the bound on how late a
+	// webhook's first attempt can start, capped at webhookFetchInterval.
 	PollInterval time.Duration
 	// WebhookWorkers bounds concurrent webhook attempts per process.
 	WebhookWorkers int
@@ -153,40 +154,6 @@ func Migrate(ctx context.Context, db *sql.DB, sqlite bool) error {
 	return err
 }
 
-// NewClient builds the River client that inserts and works momopay's jobs.
-func NewClient(db *sql.DB, sqlite bool, h *Handlers, cfg Config) (*river.Client[*sql.Tx], error) {
-	workers := river.NewWorkers()
-	river.AddWorker(workers, &pollWorker{h: h})
-	river.AddWorker(workers, &expireWorker{h: h})
-	river.AddWorker(workers, &deliverWorker{h: h})
-	poll := cfg.PollInterval
-	if poll <= 0 {
-		poll = river.FetchPollIntervalDefault
-	}
-	cooldown := min(poll, river.FetchCooldownDefault)
-	paymentPoll := min(poll, paymentFetchInterval)
-	return river.NewClient(driverFor(db, sqlite), &river.Config{
-		Queues: map[string]river.QueueConfig{
-			QueuePayments: {
-				MaxWorkers:        paymentWorkersFor(sqlite),
-				FetchCooldown:     min(cooldown, paymentPoll),
-				FetchPollInterval: paymentPoll,
-			},
-			QueueWebhooks: {MaxWorkers: max(cfg.WebhookWorkers, 1)},
-		},
-		Workers:           workers,
-		Middleware:        []rivertype.Middleware{&promptStart{}},
-		FetchCooldown:     cooldown,
-		FetchPollInterval: poll,
-		// Failures here are infrastructure trouble (database down): keep
-		// retrying with River's backoff rather than drop a payment.
-		MaxAttempts:          100,
-		JobTimeout:           max(paymentJobTimeout, webhookJobTimeout),
-		RescueStuckJobsAfter: rescueAfter,
-		Logger:               cfg.Logger,
-	})
-}
-
 // snoozeOrDone turns a worker's answer into River's.
 func snoozeOrDone(next time.Duration, err error) error {
 	if err != nil {
@@ -244,19 +211,28 @@ func (w *deliverWorker) Work(ctx context.Context, j *river.Job[DeliverWebhook]) 
 // job runs at once: the payer needs a few seconds, and a job running when
 // its process is killed waits for the rescue.
 func ScheduleLifecycle(ctx context.Context, ins Inserter, tx *sql.Tx, merchantID, id string, firstPoll, expiresAt time.Time) error {
-	if _, err := ins.InsertTx(ctx, tx, PollPayment{MerchantID: merchantID, TransactionID: id},
-		&river.InsertOpts{Queue: QueuePayments, ScheduledAt: firstPoll}); err != nil {
-		return err
-	}
-	_, err := ins.InsertTx(ctx, tx, ExpirePayment{MerchantID: merchantID, TransactionID: id},
-		&river.InsertOpts{Queue: QueuePayments, ScheduledAt: expiresAt})
+	// One call inserts both: River writes them in one statement, where two
+	// InsertTx calls cost a create two round trips and River's per-call
+	// work twice.
+	_, err := ins.InsertManyTx(ctx, tx, []river.InsertManyParams{
+		{Args: PollPayment{MerchantID: merchantID, TransactionID: id}, InsertOpts: &river.InsertOpts{Queue: QueuePayments, ScheduledAt: firstPoll}},
+		{Args: ExpirePayment{MerchantID: merchantID, TransactionID: id}, InsertOpts: &river.InsertOpts{Queue: QueuePayments, ScheduledAt: expiresAt}},
+	})
 	return err
 }
 
-// ScheduleDelivery inserts, inside tx, the first attempt of a delivery.
-func ScheduleDelivery(ctx context.Context, ins Inserter, tx *sql.Tx, merchantID, deliveryID string, at time.Time) error {
-	_, err := ins.InsertTx(ctx, tx, DeliverWebhook{MerchantID: merchantID, DeliveryID: deliveryID},
-		&river.InsertOpts{Queue: QueueWebhooks, ScheduledAt: at})
+// ScheduleDeliveries inserts, inside tx, the first attempt of each of a
+// merchant's deliveries, available at once, in one call. It does nothing
+// for no deliveries.
+func ScheduleDeliveries(ctx context.Context, ins Inserter, tx *sql.Tx, merchantID string, deliveryIDs []string) error {
+	if len(deliveryIDs) == 0 {
+		return nil
+	}
+	params := make([]river.InsertManyParams, len(deliveryIDs))
+	for i, id := range deliveryIDs {
+		params[i] = river.InsertManyParams{Args: DeliverWebhook{MerchantID: merchantID, DeliveryID: id}, InsertOpts: &river.InsertOpts{Queue: QueueWebhooks}}
+	}
+	_, err := ins.InsertManyTx(ctx, tx, params)
 	return err
 }
 

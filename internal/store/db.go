@@ -36,6 +36,9 @@ var migrations embed.FS
 type DB struct {
 	*sql.DB
 	Dialect Dialect
+	// pgTarget is the PostgreSQL connection string, kept so OpenPool can
+	// reach the same database through pgx's own pool.
+	pgTarget string
 }
 
 // sqlitePragmas make SQLite safe for a server: WAL for concurrent readers,
@@ -83,7 +86,7 @@ func open(ctx context.Context, url string, create bool) (*DB, error) {
 		// connections when only this changed).
 		sqldb.SetMaxOpenConns(20)
 		sqldb.SetMaxIdleConns(20)
-		db := &DB{DB: sqldb, Dialect: Postgres}
+		db := &DB{DB: sqldb, Dialect: Postgres, pgTarget: target}
 		if err := db.PingContext(ctx); err != nil {
 			db.Close()
 			hint := ""

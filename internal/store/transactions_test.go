@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/momopay/momopay/internal/jobs"
 	"github.com/momopay/momopay/internal/payment"
@@ -23,10 +24,18 @@ func newTransactions(t *testing.T, db *store.DB) (*store.Transactions, func(ref 
 	if err := jobs.Migrate(ctx, db.DB, sqlite); err != nil {
 		t.Fatal(err)
 	}
-	client, err := jobs.NewClient(db.DB, sqlite, &jobs.Handlers{}, jobs.Config{})
+	var pool *pgxpool.Pool
+	if !sqlite {
+		var err error
+		if pool, err = db.OpenPool(ctx, 2); err != nil {
+			t.Fatal(err)
+		}
+	}
+	client, err := jobs.NewClient(db.DB, pool, &jobs.Handlers{}, jobs.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(client.Close)
 	m, err := store.NewMerchants(db).Create(ctx, "Shop", uuid.NewString()+"@example.td", "correct horse battery", time.Now())
 	if err != nil {
 		t.Fatal(err)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -123,5 +124,67 @@ func waitDelivered(b *testing.B, a *app.App, received *atomic.Int64, want int) {
 			b.Fatalf("%d of %d deliveries recorded delivered", n, want)
 		}
 		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// BenchmarkSettleToReceived measures how long a merchant waits for the
+// news: from the start of the settling call (Payments.Settle, which
+// commits the state change with its delivery and job) until a local
+// receiver has the webhook, one payment at a time, with the production
+// job settings (app.Config's default poll interval). On PostgreSQL the
+// worker hears of the job by LISTEN/NOTIFY; on SQLite it polls. It reports
+// the median and the 95th percentile.
+func BenchmarkSettleToReceived(b *testing.B) {
+	for _, engine := range testdb.Engines {
+		b.Run(engine, func(b *testing.B) {
+			ctx := context.Background()
+			arrived := make(chan time.Time, 1)
+			rc := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				w.WriteHeader(http.StatusNoContent)
+				arrived <- time.Now()
+			}))
+			defer rc.Close()
+			a, err := app.Open(ctx, app.Config{DatabaseURL: testdb.URL(b, engine), Logger: quietLog})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer a.Close()
+			f := &fixture{app: a, clock: testserver.NewClock(time.Now())}
+			merchant := f.newMerchant(b)
+			if _, err := a.Webhooks.CreateEndpoint(ctx, merchant, rc.URL); err != nil {
+				b.Fatal(err)
+			}
+			if err := a.Jobs.Start(ctx); err != nil {
+				b.Fatal(err)
+			}
+			defer a.Jobs.Stop(ctx)
+			waits := make([]time.Duration, 0, b.N)
+			b.ResetTimer()
+			for i := range b.N {
+				b.StopTimer()
+				tx, err := a.Payments.Initiate(ctx, merchant, payment.CreateRequest{Reference: fmt.Sprintf("wait-%d", i),
+					Amount: 1000, Currency: "XAF", Operator: "AIRTEL", PhoneNumber: sandbox.PhoneNoAnswer})
+				if err != nil {
+					b.Fatal(err)
+				}
+				// Let the listener and the queue go quiet, as between two
+				// payments of a merchant, so each wait starts from idle.
+				time.Sleep(20 * time.Millisecond)
+				b.StartTimer()
+				start := time.Now()
+				if _, _, err := a.Payments.Settle(ctx, merchant, tx.ID, payment.StatusSuccess, payment.SourceSandbox, ""); err != nil {
+					b.Fatal(err)
+				}
+				select {
+				case at := <-arrived:
+					waits = append(waits, at.Sub(start))
+				case <-time.After(30 * time.Second):
+					b.Fatal("no webhook within 30 s")
+				}
+			}
+			slices.Sort(waits)
+			b.ReportMetric(float64(waits[len(waits)/2].Microseconds())/1000, "p50-ms")
+			b.ReportMetric(float64(waits[len(waits)*95/100].Microseconds())/1000, "p95-ms")
+		})
 	}
 }

@@ -231,6 +231,7 @@ func (s *Service) ResendUndelivered(ctx context.Context, merchantID string, sinc
 		if len(ids) > MaxBulkResend {
 			ids, out.More = ids[:MaxBulkResend], true
 		}
+		var queued []string
 		for _, id := range ids {
 			// Conditional: a concurrent request (or a manual attempt)
 			// that got there first leaves this one nothing to do.
@@ -246,12 +247,10 @@ func (s *Service) ResendUndelivered(ctx context.Context, merchantID string, sinc
 			} else if n == 0 {
 				continue
 			}
-			if err := jobs.ScheduleDelivery(ctx, s.jobs, tx, merchantID, id, time.Time{}); err != nil {
-				return err
-			}
-			out.Queued++
+			queued = append(queued, id)
 		}
-		return nil
+		out.Queued = len(queued)
+		return jobs.ScheduleDeliveries(ctx, s.jobs, tx, merchantID, queued)
 	})
 	if err != nil {
 		return nil, err

@@ -3,7 +3,6 @@ package webhook
 import (
 	"context"
 	"database/sql"
-	"time"
 
 	"github.com/google/uuid"
 
@@ -35,6 +34,7 @@ func (s *Service) Enqueue(ctx context.Context, tx *sql.Tx, t *payment.Transactio
 		return err
 	}
 	at := s.db.Time(t.UpdatedAt)
+	var queued []string
 	for _, endpointID := range endpoints {
 		id := uuid.NewString()
 		// The unique key (merchant, endpoint, event, transaction) makes the
@@ -48,17 +48,13 @@ func (s *Service) Enqueue(ctx context.Context, tx *sql.Tx, t *payment.Transactio
 		if err != nil {
 			return err
 		}
-		if n, err := res.RowsAffected(); err != nil || n == 0 {
+		if n, err := res.RowsAffected(); err != nil {
 			return err
-		}
-		// The zero time inserts the job as available at once: River puts a
-		// job with any ScheduledAt in "scheduled", where it waits for the
-		// next scheduler pass (every 5 s), a needless delay for attempt 1.
-		if err := jobs.ScheduleDelivery(ctx, s.jobs, tx, t.MerchantID, id, time.Time{}); err != nil {
-			return err
+		} else if n > 0 {
+			queued = append(queued, id)
 		}
 	}
-	return nil
+	return jobs.ScheduleDeliveries(ctx, s.jobs, tx, t.MerchantID, queued)
 }
 
 // activeEndpoints lists the ids of the endpoints that receive new events.

@@ -1,0 +1,156 @@
+package jobs
+
+import (
+	"context"
+	"database/sql"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/riverdriver/riverpgxv5"
+	"github.com/riverqueue/river/rivertype"
+)
+
+// Client inserts momopay's jobs inside the store's transactions and works
+// them.
+//
+// On SQLite one River client does both. On PostgreSQL there are two over
+// the same tables. Inserts go through River's database/sql driver, because
+// they must join the store's *sql.Tx: a payment and its jobs, a state
+// change and its deliveries, commit together or not at all. The work is
+// done by a client on River's pgx driver, which LISTENs on a connection of
+// its own; River's insert sends a NOTIFY inside the inserting transaction,
+// so a worker fetches a new job the moment that transaction commits. The
+// database/sql driver can only poll, and a webhook waited for the next
+// poll (up to a second) before its first attempt. Polling stays as the
+// fallback for a notification missed while the listener reconnects.
+type Client struct {
+	// Client inserts (its InsertTx, InsertManyTx and JobList are what
+	// callers use); on SQLite it also works the queues.
+	*river.Client[*sql.Tx]
+	worker worker
+	pool   *pgxpool.Pool
+}
+
+// worker is the part of a River client that runs the queues.
+type worker interface {
+	Start(ctx context.Context) error
+	Stop(ctx context.Context) error
+	StopAndCancel(ctx context.Context) error
+	Stopped() <-chan struct{}
+}
+
+// Start starts working the queues.
+func (c *Client) Start(ctx context.Context) error { return c.worker.Start(ctx) }
+
+// Stop lets running jobs finish, then stops.
+func (c *Client) Stop(ctx context.Context) error { return c.worker.Stop(ctx) }
+
+// StopAndCancel cancels running jobs (River retries them) and stops.
+func (c *Client) StopAndCancel(ctx context.Context) error { return c.worker.StopAndCancel(ctx) }
+
+// Stopped is closed once the workers have stopped.
+func (c *Client) Stopped() <-chan struct{} { return c.worker.Stopped() }
+
+// Close releases the workers' own connections (PostgreSQL); the caller's
+// *sql.DB is left open.
+func (c *Client) Close() {
+	if c.pool != nil {
+		c.pool.Close()
+	}
+}
+
+// WorkerPoolSize bounds the pgx pool of the PostgreSQL workers: the
+// listener holds one connection, each queue's fetches and River's batched
+// completions and maintenance share the rest. The workers' own queries go
+// through the store's database/sql pool, not this one.
+const WorkerPoolSize = 8
+
+// webhookFetchInterval is how often the webhooks queue polls when it is
+// told of nothing: on SQLite, which has no LISTEN/NOTIFY, the bound on how
+// late a first attempt starts after the state change that caused it.
+const webhookFetchInterval = 100 * time.Millisecond
+
+// webhookFetchCooldown is the least time between two fetches of the
+// webhooks queue. River fetches at most as many jobs as there are free
+// workers, and with its default 100 ms a burst drained at no more than
+// workers × 10 attempts a second.
+const webhookFetchCooldown = 5 * time.Millisecond
+
+// insertNotifyCooldown is the least time between two insert notifications
+// of one queue from one process (River's limiter takes the inserting
+// client's FetchCooldown): the first new job of a quiet queue is always
+// announced, and a burst costs a few notifications, not one per job.
+const insertNotifyCooldown = 5 * time.Millisecond
+
+// NewClient builds the job client on db. pool, required on PostgreSQL and
+// nil on SQLite, is where the workers fetch and listen (store.DB.OpenPool);
+// Close closes it.
+func NewClient(db *sql.DB, pool *pgxpool.Pool, h *Handlers, cfg Config) (*Client, error) {
+	sqlite := pool == nil
+	workCfg := workConfig(sqlite, h, cfg)
+	if sqlite {
+		c, err := river.NewClient(driverFor(db, true), workCfg)
+		if err != nil {
+			return nil, err
+		}
+		return &Client{Client: c, worker: c}, nil
+	}
+	ins, err := river.NewClient(driverFor(db, false), &river.Config{
+		Middleware:    workCfg.Middleware,
+		MaxAttempts:   workCfg.MaxAttempts,
+		FetchCooldown: insertNotifyCooldown,
+		Logger:        cfg.Logger,
+	})
+	if err != nil {
+		return nil, err
+	}
+	w, err := river.NewClient[pgx.Tx](riverpgxv5.New(pool), workCfg)
+	if err != nil {
+		return nil, err
+	}
+	return &Client{Client: ins, worker: w, pool: pool}, nil
+}
+
+// workConfig is the configuration of the client that works the queues.
+func workConfig(sqlite bool, h *Handlers, cfg Config) *river.Config {
+	workers := river.NewWorkers()
+	river.AddWorker(workers, &pollWorker{h: h})
+	river.AddWorker(workers, &expireWorker{h: h})
+	river.AddWorker(workers, &deliverWorker{h: h})
+	poll := cfg.PollInterval
+	if poll <= 0 {
+		poll = river.FetchPollIntervalDefault
+	}
+	cooldown := min(poll, river.FetchCooldownDefault)
+	paymentPoll := min(poll, paymentFetchInterval)
+	webhookPoll := poll
+	if sqlite {
+		webhookPoll = min(poll, webhookFetchInterval)
+	}
+	return &river.Config{
+		Queues: map[string]river.QueueConfig{
+			QueuePayments: {
+				MaxWorkers:        paymentWorkersFor(sqlite),
+				FetchCooldown:     min(cooldown, paymentPoll),
+				FetchPollInterval: paymentPoll,
+			},
+			QueueWebhooks: {
+				MaxWorkers:        max(cfg.WebhookWorkers, 1),
+				FetchCooldown:     webhookFetchCooldown,
+				FetchPollInterval: webhookPoll,
+			},
+		},
+		Workers:           workers,
+		Middleware:        []rivertype.Middleware{&promptStart{}},
+		FetchCooldown:     cooldown,
+		FetchPollInterval: poll,
+		// Failures here are infrastructure trouble (database down): keep
+		// retrying with River's backoff rather than drop a payment.
+		MaxAttempts:          100,
+		JobTimeout:           max(paymentJobTimeout, webhookJobTimeout),
+		RescueStuckJobsAfter: rescueAfter,
+		Logger:               cfg.Logger,
+	}
+}
