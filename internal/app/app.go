@@ -11,7 +11,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/redis/go-redis/v9"
 
 	"github.com/momopay/momopay/internal/api"
@@ -196,19 +195,23 @@ func (a *App) wire(ctx context.Context) error {
 	handlers := &jobs.Handlers{}
 	// Webhook attempts mostly wait on receivers (up to 10 s each), so many
 	// workers keep dead endpoints from starving the others.
-	var pool *pgxpool.Pool // the PostgreSQL workers' own connections (jobs.Client)
+	var pg *jobs.Postgres
 	if !sqlite {
-		if pool, err = db.OpenPool(ctx, jobs.WorkerPoolSize); err != nil {
+		pool, err := db.OpenPool(ctx, jobs.WorkerPoolSize)
+		if err != nil {
 			return err
 		}
+		defer func() {
+			if a.Jobs == nil {
+				pool.Close()
+			}
+		}()
+		pg = &jobs.Postgres{Pool: pool, ConnOf: db.ConnOf}
 	}
-	client, err := jobs.NewClient(db.DB, pool, handlers, jobs.Config{
+	client, err := jobs.NewClient(db.DB, pg, handlers, jobs.Config{
 		PollInterval: cfg.JobPollInterval, WebhookWorkers: 100, Logger: quiet(cfg.Logger),
 	})
 	if err != nil {
-		if pool != nil {
-			pool.Close()
-		}
 		return err
 	}
 	a.Jobs = client

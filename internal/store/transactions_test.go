@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/momopay/momopay/internal/jobs"
 	"github.com/momopay/momopay/internal/payment"
@@ -24,14 +23,15 @@ func newTransactions(t *testing.T, db *store.DB) (*store.Transactions, func(ref 
 	if err := jobs.Migrate(ctx, db.DB, sqlite); err != nil {
 		t.Fatal(err)
 	}
-	var pool *pgxpool.Pool
+	var pg *jobs.Postgres
 	if !sqlite {
-		var err error
-		if pool, err = db.OpenPool(ctx, 2); err != nil {
+		pool, err := db.OpenPool(ctx, 2)
+		if err != nil {
 			t.Fatal(err)
 		}
+		pg = &jobs.Postgres{Pool: pool, ConnOf: db.ConnOf}
 	}
-	client, err := jobs.NewClient(db.DB, pool, &jobs.Handlers{}, jobs.Config{})
+	client, err := jobs.NewClient(db.DB, pg, &jobs.Handlers{}, jobs.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}

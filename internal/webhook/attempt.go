@@ -281,6 +281,9 @@ func (s *Service) claim(ctx context.Context, d *target, now time.Time, manual bo
 	if !manual {
 		due = ` AND (next_attempt_at IS NULL OR next_attempt_at <= $7)`
 	}
+	if s.db.Dialect == store.Postgres && d.leaseUntil.IsZero() {
+		return s.claimInOneStatement(ctx, d, c, due)
+	}
 	err := s.db.InTx(ctx, func(tx *sql.Tx) error {
 		res, err := tx.ExecContext(ctx, `UPDATE webhook_deliveries SET attempts = $1, lease_until = $2
 			WHERE merchant_id = $3 AND id = $4 AND state = $5 AND attempts = $6
@@ -332,11 +335,14 @@ func closeInterrupted(ctx context.Context, tx *sql.Tx, d *target) error {
 // state in one short transaction, and ends the lease.
 func (s *Service) finish(ctx context.Context, d *target, c *claimed, a *DeliveryAttempt, state DeliveryState, next, now time.Time) error {
 	a.Number, a.Manual, a.AttemptedAt = c.number, c.manual, c.at
+	var code any
+	if a.StatusCode != 0 {
+		code = a.StatusCode
+	}
+	if s.db.Dialect == store.Postgres {
+		return s.finishInOneStatement(ctx, d, c, a, code, state, next, now)
+	}
 	return s.db.InTx(ctx, func(tx *sql.Tx) error {
-		var code any
-		if a.StatusCode != 0 {
-			code = a.StatusCode
-		}
 		// The row is ours whatever happened meanwhile: the true outcome
 		// always replaces "sending" (or an "interrupted" written by a run
 		// that wrongly took over after our lease).
