@@ -17,22 +17,21 @@ import (
 // Client inserts momopay's jobs inside the store's transactions and works
 // them.
 //
-// On SQLite one River client does both. On PostgreSQL there are two over
-// the same tables. Inserts go through River's database/sql driver, because
-// they must join the store's *sql.Tx: a payment and its jobs, a state
-// change and its deliveries, commit together or not at all. The work is
-// done by a client on River's pgx driver, which LISTENs on a connection of
-// its own; River's insert sends a NOTIFY inside the inserting transaction,
-// so a worker fetches a new job the moment that transaction commits. The
-// database/sql driver can only poll, and a webhook waited for the next
-// poll (up to a second) before its first attempt. Polling stays as the
-// fallback for a notification missed while the listener reconnects.
+// On SQLite one River client does both. On PostgreSQL the work is done by
+// a client on River's pgx driver, which LISTENs on a connection of its own
+// pool: River's insert sends a NOTIFY inside the inserting transaction, so
+// a worker fetches a new job the moment that transaction commits. River's
+// database/sql driver can only poll, and a webhook used to wait for the
+// next poll (up to a second) before its first attempt; polling stays as
+// the fallback.
 //
-// On PostgreSQL the inserts themselves go through the pgx client too when
-// the transaction's connection is known (Postgres.ConnOf): River's
+// The inserts must join the store's *sql.Tx: a payment and its jobs, a
+// state change and its deliveries, commit together or not at all. On
+// PostgreSQL they go through the same pgx client, on the transaction's own
+// connection (Postgres.ConnOf and database/sql's Conn.Raw): River's
 // database/sql driver passes its arrays through driver.Valuer and text
-// encoding, which cost half of a create's CPU; the pgx driver, handed the
-// same connection inside the same transaction, costs a fraction.
+// encoding, which was half of a create's CPU in the profile. A transaction
+// whose connection is unknown falls back to that driver.
 type Client struct {
 	// Client inserts where the pgx path cannot, and answers JobList; on
 	// SQLite it also works the queues.
@@ -175,6 +174,9 @@ func workConfig(sqlite bool, h *Handlers, cfg Config) *river.Config {
 	cooldown := min(poll, river.FetchCooldownDefault)
 	paymentPoll := min(poll, paymentFetchInterval)
 	webhookPoll := min(poll, webhookFetchInterval)
+	if cfg.WebhookPollInterval > 0 {
+		webhookPoll = cfg.WebhookPollInterval
+	}
 	return &river.Config{
 		Queues: map[string]river.QueueConfig{
 			QueuePayments: {

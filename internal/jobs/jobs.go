@@ -83,11 +83,14 @@ const (
 
 // Config tunes the job client.
 type Config struct {
-	// PollInterval is how often an idle queue looks for due jobs when
-	// nothing told it to: on PostgreSQL a fallback behind LISTEN/NOTIFY,
-	// on SQLite (which has no notifications) the bound on how late a
-	// webhook's first attempt can start, capped at webhookFetchInterval.
+	// PollInterval bounds how often an idle queue looks for due jobs when
+	// nothing told it to; each queue polls at most as often as its own
+	// default (paymentFetchInterval, webhookFetchInterval) asks.
 	PollInterval time.Duration
+	// WebhookPollInterval, when set, replaces webhookFetchInterval: tests
+	// use a long one to show that, on PostgreSQL, a webhook job starts on
+	// its notification alone.
+	WebhookPollInterval time.Duration
 	// WebhookWorkers bounds concurrent webhook attempts per process.
 	WebhookWorkers int
 	Logger         *slog.Logger

@@ -2,61 +2,70 @@ package jobs_test
 
 import (
 	"context"
-	"io"
-	"log/slog"
-	"net/http"
-	"net/http/httptest"
+	"database/sql"
 	"testing"
 	"time"
 
-	"github.com/momopay/momopay/internal/app"
-	"github.com/momopay/momopay/internal/payment"
+	"github.com/google/uuid"
+
+	"github.com/momopay/momopay/internal/jobs"
+	"github.com/momopay/momopay/internal/store"
 	"github.com/momopay/momopay/internal/testdb"
 )
 
-// TestWebhookStartsOnNotify: on PostgreSQL a webhook's first attempt starts
-// when the settling transaction commits, told by LISTEN/NOTIFY, not at the
-// next poll: with the queues polling once an hour, the receiver still gets
-// the event. Before the workers ran on River's pgx driver, nothing listened
-// and the event waited for the poll.
+// deliveries records the webhook jobs the workers run.
+type deliveries chan string
+
+func (d deliveries) Attempt(_ context.Context, _, deliveryID string) (time.Duration, error) {
+	d <- deliveryID
+	return 0, nil
+}
+
+// TestWebhookStartsOnNotify: on PostgreSQL a webhook job starts when the
+// transaction that inserted it commits, told by LISTEN/NOTIFY, not at the
+// next poll: with the webhooks queue polling once an hour, the worker
+// still runs it. Before the workers ran on River's pgx driver, nothing
+// listened and the job waited for the poll.
 func TestWebhookStartsOnNotify(t *testing.T) {
 	ctx := t.Context()
-	got := make(chan string, 1)
-	rc := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.WriteHeader(http.StatusNoContent)
-		got <- r.Header.Get("webhook-id")
-	}))
-	defer rc.Close()
-	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-	a, err := app.Open(ctx, app.Config{DatabaseURL: testdb.URL(t, "postgres"), JobPollInterval: time.Hour, Logger: quiet})
+	db, err := store.Open(ctx, testdb.URL(t, "postgres"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer a.Close()
-	m, err := a.Merchants.Create(ctx, "Notify", "notify@example.com", "correct horse battery", time.Now())
+	defer db.Close()
+	if err := jobs.Migrate(ctx, db.DB, false); err != nil {
+		t.Fatal(err)
+	}
+	pool, err := db.OpenPool(ctx, 4)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := a.Webhooks.CreateEndpoint(ctx, m.ID, rc.URL); err != nil {
+	ran := make(deliveries, 1)
+	c, err := jobs.NewClient(db.DB, &jobs.Postgres{Pool: pool, ConnOf: db.ConnOf}, &jobs.Handlers{Deliveries: ran},
+		jobs.Config{PollInterval: time.Hour, WebhookPollInterval: time.Hour, WebhookWorkers: 1})
+	if err != nil {
 		t.Fatal(err)
 	}
-	if err := a.Jobs.Start(ctx); err != nil {
+	defer c.Close()
+	if err := c.Start(ctx); err != nil {
 		t.Fatal(err)
 	}
-	defer a.Jobs.Stop(context.WithoutCancel(ctx))
-	// River fetches once at start; let that pass so only a notification
-	// can start the attempt.
+	defer c.Stop(context.WithoutCancel(ctx))
+	// River fetches once as it starts; let that pass, so that only a
+	// notification can start the job.
 	time.Sleep(500 * time.Millisecond)
-	tx := initiate(t, a, m.ID, "notify-1")
-	if _, _, err := a.Payments.Settle(ctx, m.ID, tx.ID, payment.StatusSuccess, payment.SourceSandbox, ""); err != nil {
+	id := uuid.NewString()
+	if err := db.InTx(ctx, func(tx *sql.Tx) error {
+		return jobs.ScheduleDeliveries(ctx, c, tx, uuid.NewString(), []string{id})
+	}); err != nil {
 		t.Fatal(err)
 	}
 	select {
-	case id := <-got:
-		if id == "" {
-			t.Error("the webhook arrived without its webhook-id")
+	case got := <-ran:
+		if got != id {
+			t.Errorf("ran delivery %s, want %s", got, id)
 		}
 	case <-time.After(30 * time.Second):
-		t.Fatal("no webhook within 30 s with hourly polls: the insert's NOTIFY did not start the worker")
+		t.Fatal("the job did not start within 30 s with hourly polls: its insert's NOTIFY did not reach the workers")
 	}
 }
