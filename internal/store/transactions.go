@@ -269,7 +269,14 @@ func nullIfEmpty(s string) any {
 // transactions under f, shared by the API's list and the dashboard's
 // browse and export. A transaction whose push is in flight is never listed.
 func (s *Transactions) listFilter(merchantID string, f payment.ListFilter) (where []string, args []any) {
-	where, args = []string{"merchant_id = $1", "NOT push_in_flight"}, []any{merchantID}
+	return s.listFilterAfter([]any{merchantID}, f)
+}
+
+// listFilterAfter is listFilter for a statement that already has args,
+// the first of which ($1) is the merchant's id: the placeholders of f's
+// values follow them.
+func (s *Transactions) listFilterAfter(args []any, f payment.ListFilter) (where []string, _ []any) {
+	where = []string{"merchant_id = $1", "NOT push_in_flight"}
 	add := func(cond string, v any) {
 		args = append(args, v)
 		where = append(where, fmt.Sprintf(cond, len(args)))

@@ -58,28 +58,28 @@ func (s *Transactions) ListTransactions(ctx context.Context, merchantID string, 
 		return page, nil
 	}
 	// The day holding the page's first row; the newer days are skipped
-	// by their counts. The newest day needs no bound: the filter's own
-	// to (if any) bounds it.
-	offset := (f.Page - 1) * f.PerPage
-	var before time.Time
+	// by their counts: the page's filter ends with that day (at its last
+	// microsecond, as times are stored; the newest day needs no bound).
+	// The filter's to is replaced rather than a bound added beside it:
+	// SQLite would read from the filter's to, through every skipped day.
+	offset, g := (f.Page-1)*f.PerPage, f
 	for i, d := range days {
 		if offset < d.n {
 			if i > 0 {
-				if before, err = dayStart(d.day); err != nil {
+				start, err := dayStart(d.day)
+				if err != nil {
 					return nil, err
 				}
-				before = before.AddDate(0, 0, 1)
+				if last := start.AddDate(0, 0, 1).Add(-time.Microsecond); g.To.IsZero() || g.To.After(last) {
+					g.To = last
+				}
 			}
 			break
 		}
 		offset -= d.n
 	}
 
-	where, args := s.listFilter(merchantID, f)
-	if !before.IsZero() {
-		args = append(args, s.db.Time(before))
-		where = append(where, fmt.Sprintf("created_at < $%d", len(args)))
-	}
+	where, args := s.listFilter(merchantID, g)
 	args = append(args, f.PerPage, offset)
 	rows, err := s.db.QueryContext(ctx, fmt.Sprintf(`SELECT %s FROM transactions WHERE %s
 		ORDER BY created_at DESC, id DESC LIMIT $%d OFFSET $%d`, transactionColumns, strings.Join(where, " AND "), len(args)-1, len(args)), args...)
@@ -101,14 +101,7 @@ func (s *Transactions) ListTransactions(ctx context.Context, merchantID string, 
 // transactions match f on each day that has any, in one statement.
 func (s *Transactions) dayCounts(ctx context.Context, merchantID string, f payment.ListFilter) ([]dayCount, error) {
 	r := daysOf(f)
-	// The edge days are counted with the list's own conditions: their
-	// arguments come first, so listFilter's placeholders stay as they are.
-	// Without edge days they are left out (PostgreSQL refuses a parameter
-	// that no condition uses).
-	listWhere, args := s.listFilter(merchantID, f)
-	if len(r.edges) == 0 {
-		args = args[:1]
-	}
+	args := []any{merchantID}
 	arg := func(v any) string {
 		args = append(args, v)
 		return fmt.Sprintf("$%d", len(args))
@@ -133,37 +126,55 @@ func (s *Transactions) dayCounts(ctx context.Context, merchantID string, f payme
 			totals = append(totals, "day <= "+arg(r.last))
 			inFlight = append(inFlight, "created_at < "+arg(s.db.Time(r.wholeTo)))
 		}
+		// SQLite's planner, without statistics, would rather read every
+		// row of the merchant (or of its operator) through another index.
+		inFlightFrom := "transactions"
+		if s.db.Dialect == SQLite {
+			inFlightFrom += " INDEXED BY transactions_in_flight"
+		}
 		parts = append(parts,
 			`SELECT day, CAST(SUM(count) AS BIGINT) AS n FROM transaction_daily_totals
 				WHERE `+strings.Join(totals, " AND ")+` GROUP BY day`,
-			`SELECT `+s.db.totalsDaySQL("created_at")+` AS day, -COUNT(*) AS n FROM transactions
-				WHERE `+strings.Join(inFlight, " AND ")+` GROUP BY 1`)
+			`SELECT `+s.db.totalsDaySQL("created_at")+` AS day, CAST(-1 AS BIGINT) AS n FROM `+inFlightFrom+`
+				WHERE `+strings.Join(inFlight, " AND "))
 	}
 	for _, e := range r.edges {
-		cond := append(slices.Clone(listWhere), e.bounds(s.db, arg)...)
+		var cond []string
+		cond, args = s.listFilterAfter(args, e.f)
 		parts = append(parts, `SELECT CAST(`+arg(e.day)+` AS TEXT) AS day, COUNT(*) AS n FROM transactions
 			WHERE `+strings.Join(cond, " AND "))
 	}
 	if len(parts) == 0 {
 		return nil, nil
 	}
-	rows, err := s.db.QueryContext(ctx, `SELECT day, CAST(SUM(n) AS BIGINT) FROM (`+strings.Join(parts, "\nUNION ALL\n")+`) parts
-		GROUP BY day ORDER BY day DESC`, args...)
+	// The parts are added up here rather than by the database: a day
+	// meets at most its in-flight rows and an edge's count, so there is
+	// little to merge, and the totals come grouped in their key's order.
+	rows, err := s.db.QueryContext(ctx, strings.Join(parts, "\nUNION ALL\n"), args...)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	var days []dayCount
+	byDay := map[string]int{}
 	for rows.Next() {
-		var d dayCount
-		if err := rows.Scan(&d.day, &d.n); err != nil {
+		var day string
+		var n int
+		if err := rows.Scan(&day, &n); err != nil {
 			return nil, err
 		}
-		if d.n > 0 {
-			days = append(days, d)
+		byDay[day] += n
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	days := make([]dayCount, 0, len(byDay))
+	for day, n := range byDay {
+		if n > 0 {
+			days = append(days, dayCount{day, n})
 		}
 	}
-	return days, rows.Err()
+	slices.SortFunc(days, func(a, b dayCount) int { return strings.Compare(b.day, a.day) })
+	return days, nil
 }
 
 // dayRange is how a filter's from and to cut the N'Djamena days: the whole
@@ -176,24 +187,14 @@ type dayRange struct {
 	edges              []edgeDay
 }
 
-// edgeDay is a day that from or to cuts. A from that cuts it needs an
-// upper bound (the day's end), a to that cuts it a lower one (its start):
-// the other side is the filter's own bound. When both cut the same day the
-// filter bounds it on both sides.
+// edgeDay is a day that from or to cuts, and the list's filter narrowed to
+// its part of that day: from to the day's end, or the day's start to to.
+// A single range on created_at lets the count read just that part of the
+// day through an index (SQLite would take the filter's from and to as the
+// range, and read every day between them, had the day's bounds been added).
 type edgeDay struct {
-	day        string
-	start, end time.Time // zero when the filter's from or to bounds that side
-}
-
-func (e edgeDay) bounds(db *DB, arg func(any) string) []string {
-	var out []string
-	if !e.start.IsZero() {
-		out = append(out, "created_at >= "+arg(db.Time(e.start)))
-	}
-	if !e.end.IsZero() {
-		out = append(out, "created_at < "+arg(db.Time(e.end)))
-	}
-	return out
+	day string
+	f   payment.ListFilter
 }
 
 // lastDay is the last microsecond of N'Djamena day 9999-12-31. Later
@@ -219,7 +220,11 @@ func daysOf(f payment.ListFilter) dayRange {
 			r.first, r.wholeFrom = totalsDay(start), start
 		} else {
 			next := start.AddDate(0, 0, 1)
-			fromEdge = &edgeDay{day: totalsDay(start), end: next}
+			e := edgeDay{day: totalsDay(start), f: f}
+			if last := next.Add(-time.Microsecond); f.To.IsZero() || f.To.After(last) {
+				e.f.To = last
+			}
+			fromEdge = &e
 			r.first, r.wholeFrom = totalsDay(next), next
 		}
 	}
@@ -233,7 +238,11 @@ func daysOf(f payment.ListFilter) dayRange {
 		if to.Add(time.Microsecond).Equal(end) {
 			r.last, r.wholeTo = totalsDay(start), end
 		} else {
-			toEdge = &edgeDay{day: totalsDay(start), start: start}
+			e := edgeDay{day: totalsDay(start), f: f}
+			if f.From.Before(start) {
+				e.f.From = start
+			}
+			toEdge = &e
 			r.last, r.wholeTo = totalsDay(start.AddDate(0, 0, -1)), start
 		}
 	}
@@ -241,7 +250,8 @@ func daysOf(f payment.ListFilter) dayRange {
 		(r.wholeFrom.IsZero() || r.wholeTo.IsZero() || r.wholeFrom.Before(r.wholeTo))
 	switch {
 	case fromEdge != nil && toEdge != nil && fromEdge.day == toEdge.day:
-		r.edges = []edgeDay{{day: fromEdge.day}}
+		// Cut on both sides: the filter's own from and to bound it.
+		r.edges = []edgeDay{{day: fromEdge.day, f: f}}
 	default:
 		for _, e := range []*edgeDay{fromEdge, toEdge} {
 			if e != nil {

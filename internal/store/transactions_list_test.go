@@ -202,7 +202,7 @@ func lifecycle(t *testing.T, txs *store.Transactions, tr *payment.Transaction, r
 
 // referencePage is the list's meaning, by brute force: count every
 // matching row, then page them with OFFSET.
-func referencePage(t *testing.T, db *store.DB, merchantID string, f payment.ListFilter) (int, []string) {
+func referencePage(t testing.TB, db *store.DB, merchantID string, f payment.ListFilter) (int, []string) {
 	t.Helper()
 	where, args := []string{"merchant_id = $1", "NOT push_in_flight"}, []any{merchantID}
 	add := func(cond string, v any) {
@@ -230,7 +230,7 @@ func referencePage(t *testing.T, db *store.DB, merchantID string, f payment.List
 	return total, ids
 }
 
-func referenceIDs(ctx context.Context, t *testing.T, db *store.DB, cond string, args []any, f payment.ListFilter, total int) []string {
+func referenceIDs(ctx context.Context, t testing.TB, db *store.DB, cond string, args []any, f payment.ListFilter, total int) []string {
 	if f.Page-1 >= (total+f.PerPage-1)/f.PerPage {
 		return nil
 	}
