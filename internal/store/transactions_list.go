@@ -43,7 +43,7 @@ type dayCount struct {
 // listed: a refused push deletes it. One whose sender died is shown once
 // the poller judges its push taken.
 func (s *Transactions) ListTransactions(ctx context.Context, merchantID string, f payment.ListFilter) (*payment.Page, error) {
-	days, err := s.dayCounts(ctx, merchantID, f)
+	days, err := s.dayCounts(ctx, merchantID, f, f.Page > 1)
 	if err != nil {
 		return nil, err
 	}
@@ -98,9 +98,16 @@ func (s *Transactions) ListTransactions(ctx context.Context, merchantID string, 
 }
 
 // dayCounts returns, newest day first, how many of the merchant's listed
-// transactions match f on each day that has any, in one statement.
-func (s *Transactions) dayCounts(ctx context.Context, merchantID string, f payment.ListFilter) ([]dayCount, error) {
+// transactions match f on each day that has any, in one statement. Unless
+// perDay, it returns the total alone (as one day named ""): the first
+// page needs no more, and adding up in the database is cheaper than
+// sending a year of days.
+func (s *Transactions) dayCounts(ctx context.Context, merchantID string, f payment.ListFilter, perDay bool) ([]dayCount, error) {
 	r := daysOf(f)
+	day, inFlightDay, groupBy := "day", s.db.totalsDaySQL("created_at"), " GROUP BY day"
+	if !perDay {
+		day, inFlightDay, groupBy = "CAST('' AS TEXT)", "CAST('' AS TEXT)", ""
+	}
 	args := []any{merchantID}
 	arg := func(v any) string {
 		args = append(args, v)
@@ -133,15 +140,19 @@ func (s *Transactions) dayCounts(ctx context.Context, merchantID string, f payme
 			inFlightFrom += " INDEXED BY transactions_in_flight"
 		}
 		parts = append(parts,
-			`SELECT day, CAST(SUM(count) AS BIGINT) AS n FROM transaction_daily_totals
-				WHERE `+strings.Join(totals, " AND ")+` GROUP BY day`,
-			`SELECT `+s.db.totalsDaySQL("created_at")+` AS day, CAST(-1 AS BIGINT) AS n FROM `+inFlightFrom+`
+			`SELECT `+day+` AS day, CAST(COALESCE(SUM(count), 0) AS BIGINT) AS n FROM transaction_daily_totals
+				WHERE `+strings.Join(totals, " AND ")+groupBy,
+			`SELECT `+inFlightDay+` AS day, CAST(-1 AS BIGINT) AS n FROM `+inFlightFrom+`
 				WHERE `+strings.Join(inFlight, " AND "))
 	}
 	for _, e := range r.edges {
 		var cond []string
 		cond, args = s.listFilterAfter(args, e.f)
-		parts = append(parts, `SELECT CAST(`+arg(e.day)+` AS TEXT) AS day, COUNT(*) AS n FROM transactions
+		label := "CAST('' AS TEXT)"
+		if perDay {
+			label = "CAST(" + arg(e.day) + " AS TEXT)"
+		}
+		parts = append(parts, `SELECT `+label+` AS day, COUNT(*) AS n FROM transactions
 			WHERE `+strings.Join(cond, " AND "))
 	}
 	if len(parts) == 0 {
@@ -155,22 +166,21 @@ func (s *Transactions) dayCounts(ctx context.Context, merchantID string, f payme
 		return nil, err
 	}
 	defer rows.Close()
-	byDay := map[string]int{}
+	counts := map[string]int{}
 	for rows.Next() {
-		var day string
-		var n int
-		if err := rows.Scan(&day, &n); err != nil {
+		var d dayCount
+		if err := rows.Scan(&d.day, &d.n); err != nil {
 			return nil, err
 		}
-		byDay[day] += n
+		counts[d.day] += d.n
 	}
 	if err := rows.Err(); err != nil {
 		return nil, err
 	}
-	days := make([]dayCount, 0, len(byDay))
-	for day, n := range byDay {
+	days := make([]dayCount, 0, len(counts))
+	for d, n := range counts {
 		if n > 0 {
-			days = append(days, dayCount{day, n})
+			days = append(days, dayCount{d, n})
 		}
 	}
 	slices.SortFunc(days, func(a, b dayCount) int { return strings.Compare(b.day, a.day) })
