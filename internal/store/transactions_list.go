@@ -158,9 +158,8 @@ func (s *Transactions) dayCounts(ctx context.Context, merchantID string, f payme
 	if len(parts) == 0 {
 		return nil, nil
 	}
-	// The parts are added up here rather than by the database: a day
-	// meets at most its in-flight rows and an edge's count, so there is
-	// little to merge, and the totals come grouped in their key's order.
+	// The parts are added up here rather than by the database: beyond one
+	// row per day there are only the in-flight rows and the edges' counts.
 	rows, err := s.db.QueryContext(ctx, strings.Join(parts, "\nUNION ALL\n"), args...)
 	if err != nil {
 		return nil, err
