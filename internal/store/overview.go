@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"database/sql"
+	"fmt"
 	"time"
 
 	"github.com/momopay/momopay/internal/payment"
@@ -24,6 +25,15 @@ var ndjamena = time.FixedZone("WAT", 60*60)
 
 // totalsDay is the day a transaction created at t is counted in.
 func totalsDay(t time.Time) string { return t.In(ndjamena).Format(time.DateOnly) }
+
+// totalsDaySQL is totalsDay in this database's SQL, for the time column
+// col: the expressions of migration 00006's backfill.
+func (db *DB) totalsDaySQL(col string) string {
+	if db.Dialect == Postgres {
+		return fmt.Sprintf(`to_char((%s AT TIME ZONE 'UTC') + interval '1 hour', 'YYYY-MM-DD')`, col)
+	}
+	return fmt.Sprintf(`date(%s, '+1 hour')`, col)
+}
 
 // addToTotals moves count transactions (and their amount) into the
 // status's row of their day; a negative count takes them out. It runs in

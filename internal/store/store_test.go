@@ -14,7 +14,7 @@ import (
 
 // open returns a migrated database of engine; the store's conformance
 // suite runs every test on both engines.
-func open(t *testing.T, engine string) *store.DB {
+func open(t testing.TB, engine string) *store.DB {
 	t.Helper()
 	db, err := store.Open(t.Context(), testdb.URL(t, engine))
 	if err != nil {

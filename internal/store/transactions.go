@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -148,43 +147,6 @@ func (s *Transactions) TransactionByInternalRef(ctx context.Context, ref string)
 		FROM transactions WHERE internal_ref = $1`, ref))
 }
 
-// ListTransactions implements payment.Store: newest first, ties broken by id
-// so pages never overlap.
-func (s *Transactions) ListTransactions(ctx context.Context, merchantID string, f payment.ListFilter) (*payment.Page, error) {
-	// A transaction whose push is in flight is not listed: a refused push
-	// deletes it. One whose sender died is shown once the poller judges
-	// its push taken.
-	where, args := s.listFilter(merchantID, f)
-	cond := strings.Join(where, " AND ")
-
-	page := &payment.Page{Transactions: []payment.Transaction{}}
-	if err := s.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM transactions WHERE `+cond, args...).Scan(&page.Total); err != nil {
-		return nil, err
-	}
-	// Compare pages before multiplying: (Page-1)*PerPage overflows for a
-	// huge page number, which PostgreSQL refused as a negative OFFSET and
-	// SQLite read as page 1. Past the end is an empty page.
-	if f.Page-1 >= (page.Total+f.PerPage-1)/f.PerPage {
-		return page, nil
-	}
-	offset := (f.Page - 1) * f.PerPage
-	args = append(args, f.PerPage, offset)
-	rows, err := s.db.QueryContext(ctx, fmt.Sprintf(`SELECT %s FROM transactions WHERE %s
-		ORDER BY created_at DESC, id DESC LIMIT $%d OFFSET $%d`, transactionColumns, cond, len(args)-1, len(args)), args...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	for rows.Next() {
-		t, err := scanTransaction(rows)
-		if err != nil {
-			return nil, err
-		}
-		page.Transactions = append(page.Transactions, *t)
-	}
-	return page, rows.Err()
-}
-
 // Settle implements payment.Store.
 func (s *Transactions) Settle(ctx context.Context, st payment.Settlement) (*payment.Transaction, bool, error) {
 	var out *payment.Transaction
@@ -307,7 +269,14 @@ func nullIfEmpty(s string) any {
 // transactions under f, shared by the API's list and the dashboard's
 // browse and export. A transaction whose push is in flight is never listed.
 func (s *Transactions) listFilter(merchantID string, f payment.ListFilter) (where []string, args []any) {
-	where, args = []string{"merchant_id = $1", "NOT push_in_flight"}, []any{merchantID}
+	return s.listFilterAfter([]any{merchantID}, f)
+}
+
+// listFilterAfter is listFilter for a statement that already has args,
+// the first of which ($1) is the merchant's id: the placeholders of f's
+// values follow them.
+func (s *Transactions) listFilterAfter(args []any, f payment.ListFilter) (where []string, _ []any) {
+	where = []string{"merchant_id = $1", "NOT push_in_flight"}
 	add := func(cond string, v any) {
 		args = append(args, v)
 		where = append(where, fmt.Sprintf(cond, len(args)))
