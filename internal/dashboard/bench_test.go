@@ -105,7 +105,7 @@ func seedTransactions(b *testing.B, s *testserver.Server, n int) {
 			if i > start {
 				q.WriteString(",")
 			}
-			at := now.Add(-time.Duration(i) * 30 * 24 * time.Hour / time.Duration(n))
+			at := now.Add(-time.Duration(i) * (30 * 24 * time.Hour / time.Duration(n))) // divide first: i × 30 days overflows past i ≈ 3,558
 			p := len(args)
 			fmt.Fprintf(&q, "($%d, $%d, $%d, $%d, $%d, 'XAF', $%d, '+23560000001', $%d, $%d, $%d, $%d, FALSE)",
 				p+1, p+2, p+3, p+4, p+5, p+6, p+7, p+8, p+9, p+10)
