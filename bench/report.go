@@ -94,7 +94,7 @@ func (r *report) find(db, scenario string) *result {
 func (r *report) addSustain(db string, s *sustained, c config) {
 	note := ""
 	if s.skipped > 0 || s.created < s.sent {
-		note = fmt.Sprintf("%d of %d created (%d not sent: the client fell behind)", s.created, s.sent, s.skipped)
+		note = fmt.Sprintf("%d of %d created (%d not sent: 256 creates were already waiting for an answer)", s.created, s.sent, s.skipped)
 	}
 	if len(s.wrong) > 0 {
 		note = strings.TrimSpace(note + fmt.Sprintf(" unexpected outcomes (payer status): %v", s.wrong))
@@ -189,8 +189,12 @@ func (r *report) noErrors(db string, res *result) {
 	if res.Errors == 0 && res.Note == "" {
 		return
 	}
+	got := res.Note
+	if res.Errors > 0 {
+		got = strings.TrimSpace(fmt.Sprintf("%d failed; %s", res.Errors, res.Note))
+	}
 	r.Checks = append(r.Checks, check{DB: db, Target: res.Scenario + ": every request answered",
-		Got: strings.TrimSpace(fmt.Sprintf("%d failed %s", res.Errors, res.Note)), Pass: false})
+		Got: got, Pass: false})
 }
 
 func orDash(s, dash string) string {
