@@ -6,7 +6,7 @@
 // latency percentiles, the ratios to the database alone and whether the
 // targets of issue 11 are met.
 //
-//	go run ./bench                      # everything, both databases (about 10 minutes)
+//	go run ./bench                      # everything, both databases (10 to 15 minutes on 2 cores)
 //	go run ./bench -only create,get -dbs postgres -duration 5s
 //	go run ./bench -bin /tmp/momopay -json /tmp/bench.json
 //
