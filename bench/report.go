@@ -96,6 +96,9 @@ func (r *report) addSustain(db string, s *sustained, c config) {
 	if s.skipped > 0 || s.created < s.sent {
 		note = fmt.Sprintf("%d of %d created (%d not sent: 256 creates were already waiting for an answer)", s.created, s.sent, s.skipped)
 	}
+	if s.pending > 0 {
+		note = strings.TrimSpace(note + fmt.Sprintf(" %d still PENDING at the read-back, %s or more past their expires_at;", s.pending, 5*time.Second))
+	}
 	if len(s.wrong) > 0 {
 		note = strings.TrimSpace(note + fmt.Sprintf(" unexpected outcomes (payer status): %v", s.wrong))
 	}

@@ -17,6 +17,7 @@ type sustained struct {
 	pollOnly               []time.Duration // SUCCESS with the callback lost: updated_at - created_at
 	callback               []time.Duration // SUCCESS by callback: updated_at - created_at
 	createLat              []time.Duration
+	pending                int            // still PENDING at the read-back, at least 5 s past expires_at
 	wrong                  map[string]int // "payer final-status" not as the sandbox scripts it
 }
 
@@ -91,6 +92,8 @@ func sustain(ctx context.Context, a *api, ms []merchant, rate float64, d, ttl ti
 	for _, p := range pays {
 		switch {
 		case !p.ok:
+		case p.t.Status == "PENDING":
+			res.pending++
 		case p.phone == phoneNoAnswer && p.t.Status == "TIMEOUT":
 			res.timeoutLate = append(res.timeoutLate, p.t.UpdatedAt.Sub(p.t.ExpiresAt))
 		case p.phone == phonePollOnly && p.t.Status == "SUCCESS":
