@@ -92,16 +92,17 @@ func (r *report) find(db, scenario string) *result {
 // addSustain records the sustained scenario as three rows: the creates,
 // the TIMEOUTs' lateness and the poll-only SUCCESSes' delay.
 func (r *report) addSustain(db string, s *sustained, c config) {
-	note := ""
+	var notes []string
 	if s.skipped > 0 || s.created < s.sent {
-		note = fmt.Sprintf("%d of %d created (%d not sent: 256 creates were already waiting for an answer)", s.created, s.sent, s.skipped)
+		notes = append(notes, fmt.Sprintf("%d of %d created (%d not sent: 256 creates were already waiting for an answer)", s.created, s.sent, s.skipped))
 	}
 	if s.pending > 0 {
-		note = strings.TrimSpace(note + fmt.Sprintf(" %d still PENDING at the read-back, %s or more past their expires_at;", s.pending, 5*time.Second))
+		notes = append(notes, fmt.Sprintf("%d still PENDING at the read-back, %s or more past their expires_at", s.pending, 5*time.Second))
 	}
 	if len(s.wrong) > 0 {
-		note = strings.TrimSpace(note + fmt.Sprintf(" unexpected outcomes (payer status): %v", s.wrong))
+		notes = append(notes, fmt.Sprintf("unexpected outcomes (payer status): %v", s.wrong))
 	}
+	note := strings.Join(notes, "; ")
 	cr := r.add(db, "sustain: create", float64(s.created)/c.sustainFor.Seconds(), s.createLat, s.created, s.sent-s.created, note)
 	to := r.add(db, "sustain: TIMEOUT - expires_at", 0, s.timeoutLate, len(s.timeoutLate), 0, "")
 	po := r.add(db, "sustain: poll-only SUCCESS - created_at", 0, s.pollOnly, len(s.pollOnly), 0, "")
