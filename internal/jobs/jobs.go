@@ -129,8 +129,9 @@ const (
 // queue: River fetches at most this many jobs per fetch, and at 10 workers
 // 35 payments created per second (each with a dozen polls and an expiry
 // check) already queued up hundreds of due jobs. With 200, 100 creates/s
-// stay on time on a 2-core machine (cmd/momopay-load measures it; there the
-// CPU, not the workers, runs out first, at about 150/s).
+// stay on time on a 2-core machine ("go run ./bench -only sustain"
+// measures it; there the CPU, not the workers, runs out first, at about
+// 150/s).
 const paymentWorkers = 200
 
 // paymentFetchInterval is how often the payments queue looks for due jobs
