@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/momopay/momopay/internal/operator"
+	"github.com/momopay/momopay/internal/operator/operatorhttp"
 )
 
 // Config is what the adapter needs to talk to one Airtel Money account.
@@ -57,7 +58,7 @@ func New(cfg Config) *Adapter {
 		cfg.CallTimeout = 8 * time.Second
 	}
 	if cfg.Client == nil {
-		cfg.Client = &http.Client{Timeout: cfg.CallTimeout}
+		cfg.Client = operatorhttp.Client(cfg.CallTimeout)
 	}
 	if cfg.RetryAfter == 0 {
 		cfg.RetryAfter = 5 * time.Second

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/momopay/momopay/internal/operator"
+	"github.com/momopay/momopay/internal/operator/operatorhttp"
 )
 
 // Timeouts and schedule of the Moov adapter, exported so that the wiring
@@ -98,7 +99,7 @@ func New(cfg Config, client *http.Client, now func() time.Time, log *slog.Logger
 		return nil, err
 	}
 	if client == nil {
-		client = &http.Client{}
+		client = operatorhttp.Client(0)
 	}
 	if now == nil {
 		now = time.Now

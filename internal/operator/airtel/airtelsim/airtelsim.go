@@ -23,6 +23,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/momopay/momopay/internal/operator/operatorhttp"
 )
 
 // The payer numbers with a scripted behaviour, as Airtel sees them
@@ -131,7 +133,7 @@ func New(cfg Config) *Simulator {
 		cfg.Now = time.Now
 	}
 	if cfg.Client == nil {
-		cfg.Client = &http.Client{Timeout: 10 * time.Second}
+		cfg.Client = operatorhttp.Client(10 * time.Second)
 	}
 	if cfg.CallbackURL == nil {
 		cfg.CallbackURL = func() string { return "" }
