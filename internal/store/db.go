@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"embed"
 	"errors"
 	"fmt"
@@ -333,20 +334,52 @@ func (db *DB) migrationProvider() (*goose.Provider, error) {
 // which ConnOf returns: River's pgx driver inserts a payment's jobs on it,
 // inside the transaction, at half the cost of its database/sql driver.
 func (db *DB) InTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
-	if db.Dialect != Postgres {
-		return runTx(ctx, db.BeginTx, fn)
-	}
-	conn, err := db.Conn(ctx)
-	if err != nil {
-		return err
-	}
-	defer conn.Close()
-	return runTx(ctx, conn.BeginTx, func(tx *sql.Tx) error {
+	var tx *sql.Tx
+	var err error
+	if db.Dialect == Postgres {
+		var conn *sql.Conn
+		if conn, tx, err = db.beginOnConn(ctx); err != nil {
+			return err
+		}
+		defer conn.Close()
 		db.txConns.Store(tx, conn)
 		defer db.txConns.Delete(tx)
-		return fn(tx)
-	})
+	} else if tx, err = db.BeginTx(ctx, nil); err != nil {
+		return err
+	}
+	if err := fn(tx); err != nil {
+		tx.Rollback()
+		return err
+	}
+	return tx.Commit()
 }
+
+// beginOnConn takes a connection and begins a transaction on it. One found
+// broken at BEGIN (driver.ErrBadConn: pgx closed it after a cancelled
+// query, or the server dropped it while it sat idle) is discarded and
+// another taken, as database/sql's own BeginTx does; a pinned sql.Conn
+// does not retry by itself, and the request would get a 503 for a
+// connection nobody needed.
+func (db *DB) beginOnConn(ctx context.Context) (*sql.Conn, *sql.Tx, error) {
+	for attempt := 1; ; attempt++ {
+		conn, err := db.Conn(ctx)
+		if err != nil {
+			return nil, nil, err
+		}
+		tx, err := conn.BeginTx(ctx, nil)
+		if err == nil {
+			return conn, tx, nil
+		}
+		conn.Close()
+		if !errors.Is(err, driver.ErrBadConn) || attempt == badConnTries {
+			return nil, nil, err
+		}
+	}
+}
+
+// badConnTries is how many connections beginOnConn tries, as many as
+// database/sql does (two from the pool, then a new one).
+const badConnTries = 3
 
 // ConnOf returns the connection a transaction begun by InTx on PostgreSQL
 // runs on, while fn runs; nil for any other transaction.
@@ -355,20 +388,6 @@ func (db *DB) ConnOf(tx *sql.Tx) *sql.Conn {
 		return c.(*sql.Conn)
 	}
 	return nil
-}
-
-// runTx begins a transaction with begin, runs fn in it and commits, or
-// rolls back when fn fails.
-func runTx(ctx context.Context, begin func(context.Context, *sql.TxOptions) (*sql.Tx, error), fn func(tx *sql.Tx) error) error {
-	tx, err := begin(ctx, nil)
-	if err != nil {
-		return err
-	}
-	if err := fn(tx); err != nil {
-		tx.Rollback()
-		return err
-	}
-	return tx.Commit()
 }
 
 // InSnapshot runs fn in a read-only transaction that sees one consistent

@@ -81,10 +81,12 @@ func (s *Transactions) CreateTransaction(ctx context.Context, t *payment.Transac
 			}); err != nil {
 				return err
 			}
-			if err := addToTotals(ctx, tx, t, t.Status, 1); err != nil {
+			if err := jobs.ScheduleLifecycle(ctx, s.jobs, tx, t.MerchantID, t.ID, t.CreatedAt.Add(payment.FirstPollDelay), t.ExpiresAt); err != nil {
 				return err
 			}
-			return jobs.ScheduleLifecycle(ctx, s.jobs, tx, t.MerchantID, t.ID, t.CreatedAt.Add(payment.FirstPollDelay), t.ExpiresAt)
+			// The totals last: their row is shared by every payment of the
+			// merchant's day, and is locked from here to the commit.
+			return addToTotals(ctx, tx, t, t.Status, 1)
 		}
 		var existing string
 		err = tx.QueryRowContext(ctx, `SELECT id FROM transactions WHERE merchant_id = $1 AND reference = $2`,
@@ -177,16 +179,17 @@ func (s *Transactions) Settle(ctx context.Context, st payment.Settlement) (*paym
 			}); err != nil {
 				return err
 			}
+			if s.OnSettled != nil {
+				if err := s.OnSettled(ctx, tx, t); err != nil {
+					return err
+				}
+			}
+			// The totals last: their rows are shared by every payment of
+			// the merchant's day, and are locked from here to the commit.
 			if err := addToTotals(ctx, tx, t, payment.StatusPending, -1); err != nil {
 				return err
 			}
-			if err := addToTotals(ctx, tx, t, t.Status, 1); err != nil {
-				return err
-			}
-			if s.OnSettled != nil {
-				return s.OnSettled(ctx, tx, t)
-			}
-			return nil
+			return addToTotals(ctx, tx, t, t.Status, 1)
 		}
 		if !errors.Is(err, payment.ErrNotFound) {
 			return err
