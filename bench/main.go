@@ -364,12 +364,15 @@ func runOn(ctx context.Context, c config, kind string, pg *pgServer, rc *receive
 		if err != nil {
 			return err
 		}
-		note := ""
+		var notes []string
 		if d.received < d.expected {
-			note = fmt.Sprintf("%d of %d deliveries arrived", d.received, d.expected)
+			notes = append(notes, fmt.Sprintf("%d of %d deliveries arrived", d.received, d.expected))
 		}
-		rep.add(kind, "drain", d.rate(), nil, d.received, d.expected-d.received, note)
-		fmt.Printf("webhook drain: %d of %d deliveries in %s from first to last: %.0f/s\n",
+		if !d.queued {
+			notes = append(notes, fmt.Sprintf("not every payment had settled after %s: part of the backlog was queued during the drain", drainHold))
+		}
+		rep.add(kind, "drain", d.rate(), nil, d.received, d.expected-d.received, strings.Join(notes, "; "))
+		fmt.Printf("webhook drain: %d of %d deliveries in %s from the release of the backlog to the last: %.0f/s\n",
 			d.received, d.expected, d.window.Round(time.Millisecond), d.rate())
 		mem("drain")
 		quiet(ctx)

@@ -272,7 +272,7 @@ func (r *report) print(w io.Writer) {
 		table = append(table, line)
 	}
 	writeTable(w, table)
-	fmt.Fprintln(w, "(webhook: deliveries/s and state change -> received; drain: deliveries/s, first to last receipt;")
+	fmt.Fprintln(w, "(webhook: deliveries/s and state change -> received; drain: deliveries/s, backlog released to last receipt;")
 	fmt.Fprintln(w, " sustain: creates/s and create latency, then how late the background work settled the payments)")
 	if r.SQLite != nil {
 		fmt.Fprintf(w, "SQLite alone with synchronous=FULL (live mode): %.0f inserts/s\n", r.SQLite.InsertFullPerSec)

@@ -22,7 +22,7 @@ import (
 )
 
 // Inserter inserts jobs inside the caller's database transaction.
-// *river.Client[*sql.Tx] implements it.
+// Client implements it (and so does River's own *river.Client[*sql.Tx]).
 type Inserter interface {
 	InsertManyTx(ctx context.Context, tx *sql.Tx, params []river.InsertManyParams) ([]*rivertype.JobInsertResult, error)
 }
