@@ -59,6 +59,7 @@ type config struct {
 	sustainFor  time.Duration
 	ttl         time.Duration
 	jsonOut     string
+	profileDir  string
 	keep        bool
 }
 
@@ -87,6 +88,7 @@ func parseFlags() (config, error) {
 	flag.DurationVar(&c.sustainFor, "sustain", 60*time.Second, "how long the sustained scenario creates payments")
 	flag.DurationVar(&c.ttl, "ttl", 30*time.Second, "serve --pending-ttl: the PENDING window, which the sustained scenario waits out")
 	flag.StringVar(&c.jsonOut, "json", "", "also write the results as JSON to this file")
+	flag.StringVar(&c.profileDir, "profile", "", "write the server's CPU profile of each create, get and list scenario to this folder (KIND-SCENARIO.pprof; read with go tool pprof)")
 	flag.BoolVar(&c.keep, "keep", false, "keep the work folder (server logs, SQLite files) and print where it is")
 	flag.Parse()
 	c.dbs = strings.Split(dbs, ",")
@@ -283,9 +285,24 @@ func runOn(ctx context.Context, c config, kind string, pg *pgServer, rc *receive
 		}
 	}
 
-	svc, err := startService(ctx, c.bin, dbURL, c.ttl, filepath.Join(work, kind+"-serve.log"))
+	svc, err := startService(ctx, c.bin, dbURL, c.ttl, filepath.Join(work, kind+"-serve.log"), c.profileDir != "")
 	if err != nil {
 		return err
+	}
+	// profile records the server's CPU while a scenario runs, with -profile.
+	profile := func(scenario string) (wait func()) {
+		if c.profileDir == "" {
+			return func() {}
+		}
+		path := filepath.Join(c.profileDir, kind+"-"+scenario+".pprof")
+		w := svc.profileCPU(ctx, path, c.duration)
+		return func() {
+			if err := w(); err != nil {
+				fmt.Println("  profile:", err)
+				return
+			}
+			fmt.Println("  CPU profile:", path)
+		}
 	}
 	defer svc.stop()
 	a := newAPI(svc.base, c.conns)
@@ -302,7 +319,9 @@ func runOn(ctx context.Context, c config, kind string, pg *pgServer, rc *receive
 
 	var made []owned
 	if c.only["create"] {
+		done := profile("create")
 		s, ids := createLoad(ctx, a, load, bothOperators, c.conns, c.duration, 0, "create")
+		done()
 		made = ids
 		r := rep.add(kind, "create", s.rate(), s.lat, s.ok, s.errs, s.firstErr)
 		fmt.Printf("create: %.0f/s, p50 %s, p99 %s%s\n", r.Rate, ms(r.P50), ms(r.P99), errSummary(s))
@@ -318,7 +337,9 @@ func runOn(ctx context.Context, c config, kind string, pg *pgServer, rc *receive
 			made = ids
 			quiet(ctx)
 		}
+		done := profile("get")
 		s := getLoad(ctx, a, made, c.conns, c.duration)
+		done()
 		r := rep.add(kind, "get", s.rate(), s.lat, s.ok, s.errs, s.firstErr)
 		fmt.Printf("get (over %d transactions): %.0f/s, p50 %s, p99 %s%s\n", len(made), r.Rate, ms(r.P50), ms(r.P99), errSummary(s))
 		mem("get")
@@ -334,7 +355,9 @@ func runOn(ctx context.Context, c config, kind string, pg *pgServer, rc *receive
 		if left := waitSettled(ctx, a, lister, c.ttl+30*time.Second); left > 0 {
 			fmt.Printf("list: %d transactions still PENDING; measuring anyway\n", left)
 		}
+		done := profile("list")
 		all, deep, totals, err := listLoad(ctx, a, lister, c.conns, c.duration)
+		done()
 		if err != nil {
 			return err
 		}

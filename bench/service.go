@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -18,9 +19,10 @@ import (
 
 // service is one running `momopay serve`.
 type service struct {
-	cmd  *exec.Cmd
-	base string
-	done chan struct{} // closed when the process has exited
+	cmd   *exec.Cmd
+	base  string
+	admin string        // the admin listener's base URL ("" when it is off)
+	done  chan struct{} // closed when the process has exited
 }
 
 // freeAddr returns a loopback address nobody listens on right now.
@@ -34,28 +36,35 @@ func freeAddr() (string, error) {
 }
 
 // startService runs `momopay serve` on dbURL in sandbox mode with the
-// per-key rate limit lifted, no admin listener and warnings only in the
-// log (logPath), and waits until /healthz answers. Only flags that every
-// version since the rate limit came have are used, so that -bin can be an
-// older or newer build.
-func startService(ctx context.Context, bin, dbURL string, ttl time.Duration, logPath string) (*service, error) {
+// per-key rate limit lifted, warnings only in the log (logPath) and no
+// admin listener unless withAdmin (for CPU profiles), and waits until
+// /healthz answers. Only flags that every version since the rate limit came
+// have are used, so that -bin can be an older or newer build.
+func startService(ctx context.Context, bin, dbURL string, ttl time.Duration, logPath string, withAdmin bool) (*service, error) {
 	addr, err := freeAddr()
 	if err != nil {
 		return nil, err
+	}
+	adminAddr, adminBase := "off", ""
+	if withAdmin {
+		if adminAddr, err = freeAddr(); err != nil {
+			return nil, err
+		}
+		adminBase = "http://" + adminAddr
 	}
 	logFile, err := os.Create(logPath)
 	if err != nil {
 		return nil, err
 	}
 	cmd := exec.Command(bin, "serve", "--addr", addr, "--db", dbURL, "--mode", "sandbox",
-		"--rate-limit", "0", "--admin-addr", "off", "--log-level", "warn", "--log-format", "json",
+		"--rate-limit", "0", "--admin-addr", adminAddr, "--log-level", "warn", "--log-format", "json",
 		"--pending-ttl", ttl.String(), "--shutdown-grace", "5s")
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	if err := cmd.Start(); err != nil {
 		logFile.Close()
 		return nil, err
 	}
-	s := &service{cmd: cmd, base: "http://" + addr, done: make(chan struct{})}
+	s := &service{cmd: cmd, base: "http://" + addr, admin: adminBase, done: make(chan struct{})}
 	go func() {
 		cmd.Wait()
 		logFile.Close()
@@ -93,6 +102,43 @@ func (s *service) stop() {
 		s.cmd.Process.Kill()
 		<-s.done
 	}
+}
+
+// profileCPU starts recording the server's CPU profile for d into path
+// (through the admin listener's /debug/pprof/profile) and returns a func
+// that waits for it to be written. Without an admin listener it does
+// nothing.
+func (s *service) profileCPU(ctx context.Context, path string, d time.Duration) (wait func() error) {
+	if s.admin == "" {
+		return func() error { return nil }
+	}
+	done := make(chan error, 1)
+	go func() {
+		url := fmt.Sprintf("%s/debug/pprof/profile?seconds=%d", s.admin, max(1, int(d.Seconds())))
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+		if err != nil {
+			done <- err
+			return
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			done <- err
+			return
+		}
+		defer resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			done <- fmt.Errorf("%s: HTTP %d", url, resp.StatusCode)
+			return
+		}
+		f, err := os.Create(path)
+		if err != nil {
+			done <- err
+			return
+		}
+		_, err = io.Copy(f, resp.Body)
+		done <- errors.Join(err, f.Close())
+	}()
+	return func() error { return <-done }
 }
 
 // memory is the server's resident memory in bytes: now (VmRSS) and at its
