@@ -301,6 +301,8 @@ func (a *App) Serve(ctx context.Context, ln net.Listener) error {
 	}
 	a.jobsRunning.Store(true)
 	stopSweep := a.sweeper.Start(ctx)
+	// Keys are cached while revocations can be heard (PostgreSQL only).
+	go a.APIKeys.RunRevocationListener(ctx, a.cfg.Logger)
 	a.callbackBase.Store("http://" + ln.Addr().String() + "/callbacks/")
 	defer a.callbackBase.Store("")
 	srv := &http.Server{

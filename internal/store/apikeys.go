@@ -35,10 +35,15 @@ type APIKey struct {
 var ErrKeyNotFound = errors.New("API key not found")
 
 // APIKeys stores merchants' API keys.
-type APIKeys struct{ db *DB }
+type APIKeys struct {
+	db *DB
+	// cache spares the database a lookup per request on PostgreSQL while
+	// RunRevocationListener runs (keycache.go).
+	cache *keyCache
+}
 
 // NewAPIKeys returns the API key store.
-func NewAPIKeys(db *DB) *APIKeys { return &APIKeys{db: db} }
+func NewAPIKeys(db *DB) *APIKeys { return &APIKeys{db: db, cache: newKeyCache()} }
 
 // NewAPIKey draws a key: the prefix and 32 random alphanumerics from
 // crypto/rand, without modulo bias.
@@ -105,18 +110,30 @@ func optional(ts Timestamp) *time.Time {
 }
 
 // Revoke ends a key at once; ErrKeyNotFound if the merchant has no such key.
+// On PostgreSQL the revocation is announced (keyRevokedChannel) in the same
+// transaction, so every instance's key cache forgets the key as it commits.
 func (s *APIKeys) Revoke(ctx context.Context, merchantID, keyID string, now time.Time) error {
 	if !payment.ValidID(keyID) {
 		return ErrKeyNotFound
 	}
-	res, err := s.db.ExecContext(ctx, `UPDATE api_keys SET revoked_at = COALESCE(revoked_at, $1) WHERE merchant_id = $2 AND id = $3`,
-		s.db.Time(now), merchantID, keyID)
+	err := s.db.InTx(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `UPDATE api_keys SET revoked_at = COALESCE(revoked_at, $1) WHERE merchant_id = $2 AND id = $3`,
+			s.db.Time(now), merchantID, keyID)
+		if err != nil {
+			return err
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return ErrKeyNotFound
+		}
+		if s.db.Dialect == Postgres {
+			_, err = tx.ExecContext(ctx, `SELECT pg_notify($1, $2)`, keyRevokedChannel, keyID)
+		}
+		return err
+	})
 	if err != nil {
 		return err
 	}
-	if n, _ := res.RowsAffected(); n == 0 {
-		return ErrKeyNotFound
-	}
+	s.cache.forget(keyID) // this instance at once, whatever the notification does
 	return nil
 }
 
@@ -137,23 +154,29 @@ func (s *APIKeys) Identify(ctx context.Context, key string, now time.Time) (keyI
 	if !strings.HasPrefix(key, APIKeyPrefix) || len(key) != len(APIKeyPrefix)+32 {
 		return "", "", nil
 	}
-	var id string
-	var used, revoked Timestamp
-	err = s.db.QueryRowContext(ctx, `SELECT id, merchant_id, last_used_at, revoked_at FROM api_keys WHERE key_hash = $1`,
-		hashKey(key)).Scan(&id, &merchantID, &used, &revoked)
-	if errors.Is(err, sql.ErrNoRows) {
-		return "", "", nil
-	}
-	if err != nil {
-		return "", "", err
-	}
-	if !revoked.IsZero() {
-		return "", "", nil
-	}
-	if now.Sub(used.Time) >= lastUsedGranularity {
-		if _, err := s.db.ExecContext(ctx, `UPDATE api_keys SET last_used_at = $1 WHERE id = $2`, s.db.Time(now), id); err != nil {
+	hash := hashKey(key)
+	k, epoch, hit := s.cache.lookup(hash)
+	if !hit {
+		var used, revoked Timestamp
+		err = s.db.QueryRowContext(ctx, `SELECT id, merchant_id, last_used_at, revoked_at FROM api_keys WHERE key_hash = $1`,
+			hash).Scan(&k.id, &k.merchantID, &used, &revoked)
+		if errors.Is(err, sql.ErrNoRows) {
+			return "", "", nil
+		}
+		if err != nil {
 			return "", "", err
 		}
+		if !revoked.IsZero() {
+			return "", "", nil
+		}
+		k.lastUsed = used.Time
+		s.cache.store(hash, k, epoch)
 	}
-	return id, merchantID, nil
+	if now.Sub(k.lastUsed) >= lastUsedGranularity {
+		if _, err := s.db.ExecContext(ctx, `UPDATE api_keys SET last_used_at = $1 WHERE id = $2`, s.db.Time(now), k.id); err != nil {
+			return "", "", err
+		}
+		s.cache.usedAt(hash, now)
+	}
+	return k.id, k.merchantID, nil
 }

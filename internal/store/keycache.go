@@ -1,0 +1,186 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// keyRevokedChannel is the PostgreSQL notification channel on which
+// APIKeys.Revoke announces a revoked key's id, inside the revoking
+// transaction, so every instance's cache forgets the key the moment the
+// revocation commits.
+const keyRevokedChannel = "momopay_api_key_revoked"
+
+// keyCacheTTL bounds how long a cached key is trusted without asking the
+// database again. Revocations reach the cache through notifications within
+// milliseconds; the TTL is the bound for what notifications cannot see: a
+// row changed by hand in SQL, or a listening connection that died without
+// its socket saying so.
+const keyCacheTTL = 10 * time.Second
+
+// keyCache remembers live API keys by hash, so that an authenticated
+// request on PostgreSQL costs no database round trip for its key (a get
+// was two queries, the key and the payment; profiles put half of its cost
+// in the first). It trusts its entries only while a listener is connected
+// (RunRevocationListener): without one, a key revoked by another instance
+// could not be forgotten, so every lookup goes to the database, as it
+// always does on SQLite.
+type keyCache struct {
+	mu sync.Mutex
+	// live says a listener is connected and has flushed what it may have
+	// missed while it was not.
+	live bool
+	// epoch changes with every revocation heard and every listener
+	// (dis)connection. A lookup that read the database under another
+	// epoch does not store its answer: a revocation may have been heard
+	// between its read and its store.
+	epoch   uint64
+	byHash  map[string]*cachedKey
+	hashOf  map[string]string // key id → hash, to forget by id
+	nowFunc func() time.Time
+}
+
+// cachedKey is what Identify needs of a live key.
+type cachedKey struct {
+	id, merchantID string
+	lastUsed       time.Time // as written in the database
+	loaded         time.Time // when the database said the key was live
+}
+
+func newKeyCache() *keyCache {
+	return &keyCache{byHash: map[string]*cachedKey{}, hashOf: map[string]string{}, nowFunc: time.Now}
+}
+
+// lookup returns the cached key for hash while the cache is live and the
+// entry is younger than keyCacheTTL, and the current epoch either way.
+func (c *keyCache) lookup(hash string) (cachedKey, uint64, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	k, ok := c.byHash[hash]
+	if !ok || !c.live || c.nowFunc().Sub(k.loaded) >= keyCacheTTL {
+		return cachedKey{}, c.epoch, false
+	}
+	return *k, c.epoch, true
+}
+
+// store keeps a live key read from the database under epoch, unless the
+// epoch moved since (see keyCache.epoch) or no listener is connected.
+func (c *keyCache) store(hash string, k cachedKey, epoch uint64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.live || epoch != c.epoch {
+		return
+	}
+	k.loaded = c.nowFunc()
+	c.byHash[hash] = &k
+	c.hashOf[k.id] = hash
+}
+
+// usedAt records a last_used_at written for a cached key.
+func (c *keyCache) usedAt(hash string, at time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if k, ok := c.byHash[hash]; ok {
+		k.lastUsed = at
+	}
+}
+
+// forget drops the key with this id and moves the epoch.
+func (c *keyCache) forget(id string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.epoch++
+	if hash, ok := c.hashOf[id]; ok {
+		delete(c.byHash, hash)
+		delete(c.hashOf, id)
+	}
+}
+
+// setLive empties the cache and says whether entries may be kept from now
+// on: on connecting (what was missed while disconnected is unknown) and on
+// losing the connection (revocations can no longer be heard).
+func (c *keyCache) setLive(live bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.epoch++
+	c.live = live
+	clear(c.byHash)
+	clear(c.hashOf)
+}
+
+// RunRevocationListener keeps the API key cache of s in step with
+// revocations made by any instance, until ctx ends: it LISTENs on its own
+// PostgreSQL connection and forgets each key whose revocation it hears.
+// The cache is used only while this connection is up; when it drops, the
+// cache is emptied and lookups go to the database until it is back. It
+// does nothing on SQLite, where another process (the CLI) can revoke a key
+// without any way to tell this one.
+func (s *APIKeys) RunRevocationListener(ctx context.Context, log *slog.Logger) {
+	if s.db.Dialect != Postgres {
+		return
+	}
+	defer s.cache.setLive(false)
+	backoff := 100 * time.Millisecond
+	for ctx.Err() == nil {
+		err := s.listen(ctx)
+		s.cache.setLive(false)
+		if ctx.Err() != nil {
+			return
+		}
+		log.Warn("API key revocation listener lost its connection; keys are looked up in the database until it is back", "err", err)
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(backoff):
+		}
+		backoff = min(2*backoff, 5*time.Second)
+	}
+}
+
+// listen runs one connection of the revocation listener.
+func (s *APIKeys) listen(ctx context.Context) error {
+	conn, err := pgx.Connect(ctx, s.db.pgTarget)
+	if err != nil {
+		return err
+	}
+	defer conn.Close(context.WithoutCancel(ctx))
+	if _, err := conn.Exec(ctx, "LISTEN "+keyRevokedChannel); err != nil {
+		return err
+	}
+	s.cache.setLive(true)
+	for {
+		n, err := conn.WaitForNotification(ctx)
+		if err != nil {
+			return err
+		}
+		if n.Channel == keyRevokedChannel {
+			s.cache.forget(n.Payload)
+		}
+	}
+}
+
+// errNoListener is what a test gets from waitLive when no listener comes up.
+var errNoListener = errors.New("the API key revocation listener did not connect")
+
+// WaitCacheLive waits (up to ctx) until the revocation listener is
+// connected, for tests and start-up checks that need the cache in use.
+func (s *APIKeys) WaitCacheLive(ctx context.Context) error {
+	for {
+		s.cache.mu.Lock()
+		live := s.cache.live
+		s.cache.mu.Unlock()
+		if live {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return errNoListener
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+}
