@@ -91,6 +91,11 @@ func parseFlags() (config, error) {
 	flag.StringVar(&c.profileDir, "profile", "", "write the server's CPU profile of each create, get and list scenario to this folder (KIND-SCENARIO.pprof; read with go tool pprof)")
 	flag.BoolVar(&c.keep, "keep", false, "keep the work folder (server logs, SQLite files) and print where it is")
 	flag.Parse()
+	if c.profileDir != "" {
+		if err := os.MkdirAll(c.profileDir, 0o755); err != nil {
+			return c, fmt.Errorf("-profile: %w", err)
+		}
+	}
 	c.dbs = strings.Split(dbs, ",")
 	for _, d := range c.dbs {
 		if d != "postgres" && d != "sqlite" {

@@ -86,7 +86,7 @@ func (s *Transactions) CreateTransaction(ctx context.Context, t *payment.Transac
 			}
 			// The totals last: their row is shared by every payment of the
 			// merchant's day, and is locked from here to the commit.
-			return addToTotals(ctx, tx, t, t.Status, 1)
+			return s.db.addToTotals(ctx, tx, t, t.Status, 1)
 		}
 		var existing string
 		err = tx.QueryRowContext(ctx, `SELECT id FROM transactions WHERE merchant_id = $1 AND reference = $2`,
@@ -129,7 +129,7 @@ func (s *Transactions) DeleteTransaction(ctx context.Context, merchantID, id str
 			return err
 		}
 		deleted = true
-		return addToTotals(ctx, tx, t, t.Status, -1)
+		return s.db.addToTotals(ctx, tx, t, t.Status, -1)
 	})
 	return deleted, err
 }
@@ -186,10 +186,10 @@ func (s *Transactions) Settle(ctx context.Context, st payment.Settlement) (*paym
 			}
 			// The totals last: their rows are shared by every payment of
 			// the merchant's day, and are locked from here to the commit.
-			if err := addToTotals(ctx, tx, t, payment.StatusPending, -1); err != nil {
+			if err := s.db.addToTotals(ctx, tx, t, payment.StatusPending, -1); err != nil {
 				return err
 			}
-			return addToTotals(ctx, tx, t, t.Status, 1)
+			return s.db.addToTotals(ctx, tx, t, t.Status, 1)
 		}
 		if !errors.Is(err, payment.ErrNotFound) {
 			return err
