@@ -44,6 +44,33 @@ type DB struct {
 	// txConns maps each PostgreSQL transaction InTx runs to the connection
 	// it runs on (ConnOf).
 	txConns sync.Map
+	// readers, on SQLite only, are read-only connections beside the one
+	// writer (see reader).
+	readers *sql.DB
+}
+
+// sqliteReaders bounds the read-only SQLite connections: about one per
+// core is what reads can use in parallel.
+const sqliteReaders = 4
+
+// reader is where the hot reads (an API key, a payment, a list page) go.
+// On SQLite the one connection that serialises writes would also queue
+// every read behind them; in WAL mode readers on other connections see
+// every committed write without waiting for the writer, so these reads
+// use a pool of their own. On PostgreSQL it is the one pool.
+func (db *DB) reader() *sql.DB {
+	if db.readers != nil {
+		return db.readers
+	}
+	return db.DB
+}
+
+// Close closes the database's connections.
+func (db *DB) Close() error {
+	if db.readers != nil {
+		db.readers.Close()
+	}
+	return db.DB.Close()
 }
 
 // sqlitePragmas make SQLite safe for a server: WAL for concurrent readers,
@@ -145,6 +172,19 @@ func openSQLite(ctx context.Context, path string, create bool) (*DB, error) {
 		f.Close()
 		return nil, fmt.Errorf("open SQLite database %s: %w", abs, err)
 	}
+	// The readers: query_only, so a write sent here by mistake fails
+	// instead of racing the writer. The writer above has already put the
+	// file in WAL mode, which persists.
+	readParams := "_pragma=busy_timeout(5000)&_pragma=query_only(1)"
+	if query != "" {
+		readParams = query + "&" + readParams
+	}
+	if db.readers, err = sql.Open("sqlite", "file:"+abs+"?mode=rw&"+readParams); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("open SQLite database %s: %w", abs, err)
+	}
+	db.readers.SetMaxOpenConns(sqliteReaders)
+	db.readers.SetMaxIdleConns(sqliteReaders)
 	return db, nil
 }
 

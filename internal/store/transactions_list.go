@@ -81,7 +81,7 @@ func (s *Transactions) ListTransactions(ctx context.Context, merchantID string, 
 
 	where, args := s.listFilter(merchantID, g)
 	args = append(args, f.PerPage, offset)
-	rows, err := s.db.QueryContext(ctx, fmt.Sprintf(`SELECT %s FROM transactions WHERE %s
+	rows, err := s.db.reader().QueryContext(ctx, fmt.Sprintf(`SELECT %s FROM transactions WHERE %s
 		ORDER BY created_at DESC, id DESC LIMIT $%d OFFSET $%d`, transactionColumns, strings.Join(where, " AND "), len(args)-1, len(args)), args...)
 	if err != nil {
 		return nil, err
@@ -160,7 +160,7 @@ func (s *Transactions) dayCounts(ctx context.Context, merchantID string, f payme
 	}
 	// The parts are added up here rather than by the database: beyond one
 	// row per day there are only the in-flight rows and the edges' counts.
-	rows, err := s.db.QueryContext(ctx, strings.Join(parts, "\nUNION ALL\n"), args...)
+	rows, err := s.db.reader().QueryContext(ctx, strings.Join(parts, "\nUNION ALL\n"), args...)
 	if err != nil {
 		return nil, err
 	}
