@@ -88,7 +88,7 @@ func parseFlags() (config, error) {
 	flag.DurationVar(&c.sustainFor, "sustain", 60*time.Second, "how long the sustained scenario creates payments")
 	flag.DurationVar(&c.ttl, "ttl", 30*time.Second, "serve --pending-ttl: the PENDING window, which the sustained scenario waits out")
 	flag.StringVar(&c.jsonOut, "json", "", "also write the results as JSON to this file")
-	flag.StringVar(&c.profileDir, "profile", "", "write the server's CPU profile of each create, get and list scenario to this folder (KIND-SCENARIO.pprof; read with go tool pprof)")
+	flag.StringVar(&c.profileDir, "profile", "", "write the server's CPU profile of the create, get, list and drain scenarios to this folder (KIND-SCENARIO.pprof; read with go tool pprof)")
 	flag.BoolVar(&c.keep, "keep", false, "keep the work folder (server logs, SQLite files) and print where it is")
 	flag.Parse()
 	if c.profileDir != "" {
@@ -295,12 +295,12 @@ func runOn(ctx context.Context, c config, kind string, pg *pgServer, rc *receive
 		return err
 	}
 	// profile records the server's CPU while a scenario runs, with -profile.
-	profile := func(scenario string) (wait func()) {
+	profile := func(scenario string, d time.Duration) (wait func()) {
 		if c.profileDir == "" {
 			return func() {}
 		}
 		path := filepath.Join(c.profileDir, kind+"-"+scenario+".pprof")
-		w := svc.profileCPU(ctx, path, c.duration)
+		w := svc.profileCPU(ctx, path, d)
 		return func() {
 			if err := w(); err != nil {
 				fmt.Println("  profile:", err)
@@ -324,7 +324,7 @@ func runOn(ctx context.Context, c config, kind string, pg *pgServer, rc *receive
 
 	var made []owned
 	if c.only["create"] {
-		done := profile("create")
+		done := profile("create", c.duration)
 		s, ids := createLoad(ctx, a, load, bothOperators, c.conns, c.duration, 0, "create")
 		done()
 		made = ids
@@ -342,7 +342,7 @@ func runOn(ctx context.Context, c config, kind string, pg *pgServer, rc *receive
 			made = ids
 			quiet(ctx)
 		}
-		done := profile("get")
+		done := profile("get", c.duration)
 		s := getLoad(ctx, a, made, c.conns, c.duration)
 		done()
 		r := rep.add(kind, "get", s.rate(), s.lat, s.ok, s.errs, s.firstErr)
@@ -360,7 +360,7 @@ func runOn(ctx context.Context, c config, kind string, pg *pgServer, rc *receive
 		if left := waitSettled(ctx, a, lister, c.ttl+30*time.Second); left > 0 {
 			fmt.Printf("list: %d transactions still PENDING; measuring anyway\n", left)
 		}
-		done := profile("list")
+		done := profile("list", c.duration)
 		all, deep, totals, err := listLoad(ctx, a, lister, c.conns, c.duration)
 		done()
 		if err != nil {
@@ -388,7 +388,9 @@ func runOn(ctx context.Context, c config, kind string, pg *pgServer, rc *receive
 		quiet(ctx)
 	}
 	if c.only["drain"] {
-		d, err := webhookDrain(ctx, a, rc, drain, c.drainEPs, c.drain, c.conns, kind+"-drain")
+		// The drain's profile covers its first 3 s after the release.
+		d, err := webhookDrain(ctx, a, rc, drain, c.drainEPs, c.drain, c.conns, kind+"-drain",
+			func() func() { return profile("drain", 3*time.Second) })
 		if err != nil {
 			return err
 		}
