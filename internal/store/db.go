@@ -430,6 +430,18 @@ func (db *DB) ConnOf(tx *sql.Tx) *sql.Conn {
 	return nil
 }
 
+// RelaxedCommit is a WITH item for a single PostgreSQL statement whose own
+// transaction may commit without waiting for the WAL flush: set_config's
+// third argument keeps the setting to that transaction, so the
+// connection's later statements commit durably as before. The statement
+// must read from it ("FROM …, relaxed") for it to run. The commit is made
+// and seen by every other transaction at once and reaches disk within
+// about 200 ms (wal_writer_delay); only a crash of the database server in
+// that window loses it, and a later durable commit on any connection
+// flushes it with its own. Use it only for writes whose loss the service
+// already recovers from, and say how at the call.
+const RelaxedCommit = `relaxed AS (SELECT set_config('synchronous_commit', 'off', true) AS off)`
+
 // InSnapshot runs fn in a read-only transaction that sees one consistent
 // state across its queries (a list and its details read apart could
 // otherwise straddle a write). SQLite's transaction already does; on

@@ -15,7 +15,24 @@ import (
 
 // PushTaken implements payment.Store. The timeline step is written only by
 // the call that cleared the flag, so a push is accepted once in it.
+//
+// On PostgreSQL it is one statement that commits asynchronously
+// (RelaxedCommit): it is the second commit of every create, and the
+// request waited for its WAL flush. Losing it, which only a crash of the
+// database server within ~200 ms can do, leaves the flag set, and the flag
+// already expires by itself (duplicates and the poller treat the push as
+// taken once pushTimeout and its margin have passed).
 func (s *Transactions) PushTaken(ctx context.Context, merchantID, id string, step payment.TransactionEvent) error {
+	if s.db.Dialect == Postgres {
+		_, err := s.db.ExecContext(ctx, `WITH `+RelaxedCommit+`, taken AS (
+				UPDATE transactions SET push_in_flight = FALSE
+				WHERE merchant_id = $1 AND id = $2 AND push_in_flight RETURNING merchant_id, id)
+			INSERT INTO transaction_events (id, merchant_id, transaction_id, kind, source, status, detail, at)
+			SELECT $3, merchant_id, id, $4, $5, $6, $7, $8 FROM taken, relaxed`,
+			merchantID, id, uuid.Must(uuid.NewV7()).String(), string(step.Kind), step.Source, string(step.Status),
+			payment.EventDetail(step.Detail), s.db.Time(step.At))
+		return err
+	}
 	return s.db.InTx(ctx, func(tx *sql.Tx) error {
 		res, err := tx.ExecContext(ctx, `UPDATE transactions SET push_in_flight = FALSE
 			WHERE merchant_id = $1 AND id = $2 AND push_in_flight`, merchantID, id)

@@ -3,6 +3,8 @@ package webhook
 import (
 	"context"
 	"time"
+
+	"github.com/momopay/momopay/internal/store"
 )
 
 // On PostgreSQL the two writes of a claim, and the two of a finish, are one
@@ -14,7 +16,7 @@ import (
 // round trip. The claim that must also close an interrupted attempt is
 // rare and keeps the transaction (claim).
 //
-// Both commit asynchronously (relaxedCommit): their commits, two per
+// Both commit asynchronously (store.RelaxedCommit): their commits, two per
 // attempt, were what a drain waited on (every worker queued on the WAL
 // flush, LWLock:WALWrite). The commit is still made and seen by every
 // other transaction at once, and PostgreSQL writes it to disk within
@@ -26,16 +28,9 @@ import (
 // any point loses nothing. The delivery itself, and its job, are written
 // by the settlement's own transaction, durably.
 
-// relaxedCommit is a WITH item that makes the statement's own transaction
-// commit without waiting for the WAL flush: set_config's third argument
-// keeps the setting to this transaction, so the connection's other
-// statements commit durably as before. The statement must read from it for
-// it to run.
-const relaxedCommit = `relaxed AS (SELECT set_config('synchronous_commit', 'off', true) AS off)`
-
 // claimInOneStatement is claim for a delivery with no lease to take over.
 func (s *Service) claimInOneStatement(ctx context.Context, d *target, c *claimed, due string) (*claimed, error) {
-	res, err := s.db.ExecContext(ctx, `WITH `+relaxedCommit+`, claimed AS (
+	res, err := s.db.ExecContext(ctx, `WITH `+store.RelaxedCommit+`, claimed AS (
 			UPDATE webhook_deliveries SET attempts = $1, lease_until = $2
 			WHERE merchant_id = $3 AND id = $4 AND state = $5 AND attempts = $6
 			AND (lease_until IS NULL OR lease_until <= $7)`+due+`
@@ -56,7 +51,7 @@ func (s *Service) claimInOneStatement(ctx context.Context, d *target, c *claimed
 
 // finishInOneStatement is finish's two updates in one statement.
 func (s *Service) finishInOneStatement(ctx context.Context, d *target, c *claimed, a *DeliveryAttempt, code any, state DeliveryState, next, now time.Time) error {
-	_, err := s.db.ExecContext(ctx, `WITH `+relaxedCommit+`, outcome AS (
+	_, err := s.db.ExecContext(ctx, `WITH `+store.RelaxedCommit+`, outcome AS (
 			UPDATE webhook_attempts SET stage = $1, status_code = $2, error = $3, latency_ms = $4, response_excerpt = $5
 			WHERE merchant_id = $6 AND id = $7)
 		UPDATE webhook_deliveries SET state = $8, next_attempt_at = $9, lease_until = NULL,
