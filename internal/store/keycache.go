@@ -164,11 +164,11 @@ func (s *APIKeys) listen(ctx context.Context) error {
 	}
 }
 
-// errNoListener is what a test gets from waitLive when no listener comes up.
+// errNoListener is what WaitCacheLive returns when no listener came up.
 var errNoListener = errors.New("the API key revocation listener did not connect")
 
 // WaitCacheLive waits (up to ctx) until the revocation listener is
-// connected, for tests and start-up checks that need the cache in use.
+// connected, for tests that need the cache in use.
 func (s *APIKeys) WaitCacheLive(ctx context.Context) error {
 	for {
 		s.cache.mu.Lock()

@@ -28,8 +28,9 @@ import (
 // All of it is one statement, so the per-day counts and their sum, the
 // total, come from one snapshot. The page then starts at the day holding
 // its first row: the newer days are skipped by their counts and OFFSET
-// walks only the rows of that one day before the page. A page therefore
-// costs at most one day's matching rows of OFFSET, whatever its number.
+// walks only the rows of that one day before the page, in an index that
+// holds the list's conditions (migration 00011). A page therefore costs at
+// most one day's matching index entries, whatever its number.
 
 // dayCount is how many listed transactions matching a filter were created
 // on one N'Djamena day (2006-01-02).
@@ -79,10 +80,18 @@ func (s *Transactions) ListTransactions(ctx context.Context, merchantID string, 
 		offset -= d.n
 	}
 
+	// The page's ids first, from the listed rows' indexes alone (migration
+	// 00011): the rows OFFSET skips are passed over there, and only the
+	// page's own rows are read from the table, by primary key. (The inner
+	// query is the one scoped to the merchant: with merchant_id = $1 on
+	// the outer one too, SQLite read the merchant's every row to test it
+	// against the ids.)
 	where, args := s.listFilter(merchantID, g)
 	args = append(args, f.PerPage, offset)
-	rows, err := s.db.reader().QueryContext(ctx, fmt.Sprintf(`SELECT %s FROM transactions WHERE %s
-		ORDER BY created_at DESC, id DESC LIMIT $%d OFFSET $%d`, transactionColumns, strings.Join(where, " AND "), len(args)-1, len(args)), args...)
+	rows, err := s.db.reader().QueryContext(ctx, fmt.Sprintf(`SELECT %s FROM transactions
+		WHERE id IN (SELECT id FROM transactions WHERE %s
+			ORDER BY created_at DESC, id DESC LIMIT $%d OFFSET $%d)
+		ORDER BY created_at DESC, id DESC`, transactionColumns, strings.Join(where, " AND "), len(args)-1, len(args)), args...)
 	if err != nil {
 		return nil, err
 	}
