@@ -127,8 +127,11 @@ func (s *APIKeys) RunRevocationListener(ctx context.Context, log *slog.Logger) {
 	defer s.cache.setLive(false)
 	backoff := 100 * time.Millisecond
 	for ctx.Err() == nil {
-		err := s.listen(ctx)
+		connected, err := s.listen(ctx)
 		s.cache.setLive(false)
+		if connected {
+			backoff = 100 * time.Millisecond // a new outage starts its backoff afresh
+		}
 		if ctx.Err() != nil {
 			return
 		}
@@ -142,21 +145,22 @@ func (s *APIKeys) RunRevocationListener(ctx context.Context, log *slog.Logger) {
 	}
 }
 
-// listen runs one connection of the revocation listener.
-func (s *APIKeys) listen(ctx context.Context) error {
+// listen runs one connection of the revocation listener and reports
+// whether it got as far as listening.
+func (s *APIKeys) listen(ctx context.Context) (connected bool, err error) {
 	conn, err := pgx.Connect(ctx, s.db.pgTarget)
 	if err != nil {
-		return err
+		return false, err
 	}
 	defer conn.Close(context.WithoutCancel(ctx))
 	if _, err := conn.Exec(ctx, "LISTEN "+keyRevokedChannel); err != nil {
-		return err
+		return false, err
 	}
 	s.cache.setLive(true)
 	for {
 		n, err := conn.WaitForNotification(ctx)
 		if err != nil {
-			return err
+			return true, err
 		}
 		if n.Channel == keyRevokedChannel {
 			s.cache.forget(n.Payload)
