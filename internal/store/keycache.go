@@ -39,10 +39,9 @@ type keyCache struct {
 	// (dis)connection. A lookup that read the database under another
 	// epoch does not store its answer: a revocation may have been heard
 	// between its read and its store.
-	epoch   uint64
-	byHash  map[string]*cachedKey
-	hashOf  map[string]string // key id → hash, to forget by id
-	nowFunc func() time.Time
+	epoch  uint64
+	byHash map[string]*cachedKey
+	hashOf map[string]string // key id → hash, to forget by id
 }
 
 // cachedKey is what Identify needs of a live key.
@@ -53,7 +52,7 @@ type cachedKey struct {
 }
 
 func newKeyCache() *keyCache {
-	return &keyCache{byHash: map[string]*cachedKey{}, hashOf: map[string]string{}, nowFunc: time.Now}
+	return &keyCache{byHash: map[string]*cachedKey{}, hashOf: map[string]string{}}
 }
 
 // lookup returns the cached key for hash while the cache is live and the
@@ -62,7 +61,9 @@ func (c *keyCache) lookup(hash string) (cachedKey, uint64, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	k, ok := c.byHash[hash]
-	if !ok || !c.live || c.nowFunc().Sub(k.loaded) >= keyCacheTTL {
+	// Wall-clock time, not the service's injectable clock: the TTL bounds
+	// how stale an entry really is.
+	if !ok || !c.live || time.Since(k.loaded) >= keyCacheTTL {
 		return cachedKey{}, c.epoch, false
 	}
 	return *k, c.epoch, true
@@ -76,7 +77,7 @@ func (c *keyCache) store(hash string, k cachedKey, epoch uint64) {
 	if !c.live || epoch != c.epoch {
 		return
 	}
-	k.loaded = c.nowFunc()
+	k.loaded = time.Now()
 	c.byHash[hash] = &k
 	c.hashOf[k.id] = hash
 }
