@@ -105,13 +105,10 @@ func (s *service) stop() {
 }
 
 // profileCPU starts recording the server's CPU profile for d into path
-// (through the admin listener's /debug/pprof/profile) and returns a func
-// that waits for it to be written. Without an admin listener it does
-// nothing.
+// (through the admin listener's /debug/pprof/profile, so the service must
+// have been started withAdmin) and returns a func that waits for it to be
+// written.
 func (s *service) profileCPU(ctx context.Context, path string, d time.Duration) (wait func() error) {
-	if s.admin == "" {
-		return func() error { return nil }
-	}
 	done := make(chan error, 1)
 	go func() {
 		url := fmt.Sprintf("%s/debug/pprof/profile?seconds=%d", s.admin, max(1, int(d.Seconds())))

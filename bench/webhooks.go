@@ -177,9 +177,9 @@ const drainHold = 8 * time.Second
 // release to the last receipt. (Moov's payments would settle at status
 // enquiries that compete with the burst itself.)
 //
-// atRelease, when not nil, is called as the backlog is released and the
-// func it returns once the last delivery arrived (a CPU profile of the
-// drain alone).
+// atRelease is called as the backlog is released and the func it returns
+// once the last delivery arrived (with -profile, a CPU profile of the drain
+// alone).
 func webhookDrain(ctx context.Context, a *api, rc *receiver, m merchant, endpoints, n, conns int, tag string, atRelease func() (done func())) (drainResult, error) {
 	payments := (n + endpoints - 1) / endpoints
 	release := rc.hold(tag)
@@ -203,10 +203,7 @@ func webhookDrain(ctx context.Context, a *api, rc *receiver, m merchant, endpoin
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	done := func() {}
-	if atRelease != nil {
-		done = atRelease()
-	}
+	done := atRelease()
 	start := time.Now()
 	release()
 	got := rc.waitFor(ctx, tag, res.expected, 30*time.Second)

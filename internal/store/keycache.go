@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"errors"
 	"log/slog"
 	"sync"
 	"time"
@@ -41,7 +40,6 @@ type keyCache struct {
 	// between its read and its store.
 	epoch  uint64
 	byHash map[string]*cachedKey
-	hashOf map[string]string // key id → hash, to forget by id
 }
 
 // cachedKey is what Identify needs of a live key.
@@ -52,7 +50,7 @@ type cachedKey struct {
 }
 
 func newKeyCache() *keyCache {
-	return &keyCache{byHash: map[string]*cachedKey{}, hashOf: map[string]string{}}
+	return &keyCache{byHash: map[string]*cachedKey{}}
 }
 
 // lookup returns the cached key for hash while the cache is live and the
@@ -79,7 +77,6 @@ func (c *keyCache) store(hash string, k cachedKey, epoch uint64) {
 	}
 	k.loaded = time.Now()
 	c.byHash[hash] = &k
-	c.hashOf[k.id] = hash
 }
 
 // usedAt records a last_used_at written for a cached key.
@@ -91,14 +88,17 @@ func (c *keyCache) usedAt(hash string, at time.Time) {
 	}
 }
 
-// forget drops the key with this id and moves the epoch.
+// forget drops the key with this id and moves the epoch. It walks the
+// entries: they are a service's live keys, a handful per merchant, and a
+// revocation is rare.
 func (c *keyCache) forget(id string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.epoch++
-	if hash, ok := c.hashOf[id]; ok {
-		delete(c.byHash, hash)
-		delete(c.hashOf, id)
+	for hash, k := range c.byHash {
+		if k.id == id {
+			delete(c.byHash, hash)
+		}
 	}
 }
 
@@ -111,7 +111,6 @@ func (c *keyCache) setLive(live bool) {
 	c.epoch++
 	c.live = live
 	clear(c.byHash)
-	clear(c.hashOf)
 }
 
 // RunRevocationListener keeps the API key cache of s in step with
@@ -165,27 +164,6 @@ func (s *APIKeys) listen(ctx context.Context) (connected bool, err error) {
 		}
 		if n.Channel == keyRevokedChannel {
 			s.cache.forget(n.Payload)
-		}
-	}
-}
-
-// errNoListener is what WaitCacheLive returns when no listener came up.
-var errNoListener = errors.New("the API key revocation listener did not connect")
-
-// WaitCacheLive waits (up to ctx) until the revocation listener is
-// connected, for tests that need the cache in use.
-func (s *APIKeys) WaitCacheLive(ctx context.Context) error {
-	for {
-		s.cache.mu.Lock()
-		live := s.cache.live
-		s.cache.mu.Unlock()
-		if live {
-			return nil
-		}
-		select {
-		case <-ctx.Done():
-			return errNoListener
-		case <-time.After(10 * time.Millisecond):
 		}
 	}
 }

@@ -22,18 +22,7 @@ func TestKeyCacheForgetsRevokedKeys(t *testing.T) {
 			t.Parallel()
 			ctx := t.Context()
 			url := testdb.URL(t, engine)
-			openInstance := func() *store.DB {
-				db, err := store.Open(ctx, url)
-				if err != nil {
-					t.Fatal(err)
-				}
-				t.Cleanup(func() { db.Close() })
-				if err := db.Migrate(ctx); err != nil {
-					t.Fatal(err)
-				}
-				return db
-			}
-			dbA, dbB := openInstance(), openInstance()
+			dbA, dbB := openURL(t, url), openURL(t, url)
 			now := time.Date(2026, 11, 24, 8, 0, 0, 0, time.UTC)
 			m, err := store.NewMerchants(dbA).Create(ctx, "Shop", "shop@example.td", "correct horse battery", now)
 			if err != nil {

@@ -4,7 +4,6 @@ import (
 	"testing"
 
 	"github.com/momopay/momopay/internal/store"
-	"github.com/momopay/momopay/internal/testdb"
 )
 
 // TestRelaxedCommitStaysInItsStatement checks the promise RelaxedCommit's
@@ -15,11 +14,7 @@ import (
 func TestRelaxedCommitStaysInItsStatement(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
-	db, err := store.Open(ctx, testdb.URL(t, "postgres"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := open(t, "postgres")
 	conn, err := db.Conn(ctx)
 	if err != nil {
 		t.Fatal(err)

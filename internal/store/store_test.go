@@ -16,7 +16,14 @@ import (
 // suite runs every test on both engines.
 func open(t testing.TB, engine string) *store.DB {
 	t.Helper()
-	db, err := store.Open(t.Context(), testdb.URL(t, engine))
+	return openURL(t, testdb.URL(t, engine))
+}
+
+// openURL opens and migrates the database at url; called twice with one
+// url, it gives two instances of the service one database.
+func openURL(t testing.TB, url string) *store.DB {
+	t.Helper()
+	db, err := store.Open(t.Context(), url)
 	if err != nil {
 		t.Fatal(err)
 	}

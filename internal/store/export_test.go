@@ -1,0 +1,31 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"time"
+)
+
+// This file is compiled only with the tests: what they need to reach
+// inside the store, and nothing the service itself calls.
+
+// errNoListener is what WaitCacheLive returns when no listener came up.
+var errNoListener = errors.New("the API key revocation listener did not connect")
+
+// WaitCacheLive waits (up to ctx) until the revocation listener is
+// connected, so that a test knows the cache is in use.
+func (s *APIKeys) WaitCacheLive(ctx context.Context) error {
+	for {
+		s.cache.mu.Lock()
+		live := s.cache.live
+		s.cache.mu.Unlock()
+		if live {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return errNoListener
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+}
