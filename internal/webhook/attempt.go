@@ -62,24 +62,43 @@ type claimed struct {
 	at     time.Time
 }
 
+// targetColumns are what loadTarget reads of a delivery (d) and its
+// endpoint (e), in scanTarget's order.
+const targetColumns = `d.merchant_id, d.id, d.event, d.payload, d.state, d.test, d.attempts,
+	(SELECT count(*) FROM webhook_attempts a WHERE a.delivery_id = d.id AND a.manual = FALSE),
+	d.next_attempt_at, d.lease_until, d.resend_requested_at, e.url, e.secret, e.previous_secret,
+	e.previous_secret_expires_at, e.enabled, e.deleted_at`
+
+// targetJoin joins a delivery d to its endpoint e.
+const targetJoin = `JOIN webhook_endpoints e ON e.id = d.endpoint_id AND e.merchant_id = d.merchant_id`
+
 func (s *Service) loadTarget(ctx context.Context, merchantID, deliveryID string) (*target, error) {
 	if !isUUID(merchantID, deliveryID) {
 		return nil, ErrDeliveryNotFound
 	}
-	d := &target{merchantID: merchantID, id: deliveryID}
-	var next, lease, deleted, previousUntil, resend store.Timestamp
-	var previous sql.NullString
-	err := s.db.QueryRowContext(ctx, `SELECT d.event, d.payload, d.state, d.test, d.attempts,
-			(SELECT count(*) FROM webhook_attempts a WHERE a.delivery_id = d.id AND a.manual = FALSE),
-			d.next_attempt_at, d.lease_until, d.resend_requested_at, e.url, e.secret, e.previous_secret,
-			e.previous_secret_expires_at, e.enabled, e.deleted_at
-		FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id AND e.merchant_id = d.merchant_id
-		WHERE d.merchant_id = $1 AND d.id = $2`, merchantID, deliveryID).
-		Scan(&d.event, &d.payload, &d.state, &d.test, &d.attempts, &d.automatic, &next, &lease, &resend,
-			&d.url, &d.secret, &previous, &previousUntil, &d.enabled, &deleted)
+	if s.batches != nil {
+		d, err := s.batches.load.Do(targetKey{merchantID, deliveryID})
+		if err == nil && d == nil {
+			return nil, ErrDeliveryNotFound
+		}
+		return d, err
+	}
+	d, err := scanTarget(s.db.QueryRowContext(ctx, `SELECT `+targetColumns+`
+		FROM webhook_deliveries d `+targetJoin+`
+		WHERE d.merchant_id = $1 AND d.id = $2`, merchantID, deliveryID))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, ErrDeliveryNotFound
 	}
+	return d, err
+}
+
+// scanTarget reads one row of targetColumns.
+func scanTarget(row interface{ Scan(...any) error }) (*target, error) {
+	d := &target{}
+	var next, lease, deleted, previousUntil, resend store.Timestamp
+	var previous sql.NullString
+	err := row.Scan(&d.merchantID, &d.id, &d.event, &d.payload, &d.state, &d.test, &d.attempts, &d.automatic,
+		&next, &lease, &resend, &d.url, &d.secret, &previous, &previousUntil, &d.enabled, &deleted)
 	if err != nil {
 		return nil, err
 	}
@@ -281,8 +300,11 @@ func (s *Service) claim(ctx context.Context, d *target, now time.Time, manual bo
 	if !manual {
 		due = ` AND (next_attempt_at IS NULL OR next_attempt_at <= $7)`
 	}
-	if s.db.Dialect == store.Postgres && d.leaseUntil.IsZero() {
-		return s.claimInOneStatement(ctx, d, c, due)
+	if s.batches != nil && d.leaseUntil.IsZero() {
+		if ok, err := s.batches.claim.Do(claimInput{d: d, c: c, lease: now.Add(s.lease())}); !ok || err != nil {
+			return nil, err
+		}
+		return c, nil
 	}
 	err := s.db.InTx(ctx, func(tx *sql.Tx) error {
 		res, err := tx.ExecContext(ctx, `UPDATE webhook_deliveries SET attempts = $1, lease_until = $2
@@ -339,8 +361,9 @@ func (s *Service) finish(ctx context.Context, d *target, c *claimed, a *Delivery
 	if a.StatusCode != 0 {
 		code = a.StatusCode
 	}
-	if s.db.Dialect == store.Postgres {
-		return s.finishInOneStatement(ctx, d, c, a, code, state, next, now)
+	if s.batches != nil {
+		_, err := s.batches.finish.Do(finishInput{d: d, c: c, a: a, state: state, next: next, now: now})
+		return err
 	}
 	return s.db.InTx(ctx, func(tx *sql.Tx) error {
 		// The row is ours whatever happened meanwhile: the true outcome

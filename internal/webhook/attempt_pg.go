@@ -7,18 +7,27 @@ import (
 	"github.com/momopay/momopay/internal/store"
 )
 
-// On PostgreSQL the two writes of a claim, and the two of a finish, are one
-// statement each: a data-modifying WITH runs both in the statement's own
-// transaction, so they still commit together. That saves a claim and a
-// finish three round trips each (BEGIN, the second write, COMMIT), which
-// were most of an attempt's database cost on a busy queue. SQLite cannot
-// modify data in a WITH; there the transaction is in-process and costs no
-// round trip. The claim that must also close an interrupted attempt is
-// rare and keeps the transaction (claim).
+// On PostgreSQL an attempt's three statements (read the delivery, claim
+// it, record the outcome) are each run for many attempts at once
+// (store.Batcher): every webhook worker of the process that reaches the
+// same step while the previous statement of that step runs joins the next
+// one. A drain used to be three round trips and two commits per delivery,
+// with the database's CPU the limit; under load a batch takes dozens. An
+// idle service runs each statement at once, alone, as before. SQLite's
+// transactions are in-process and cost no round trip, so it keeps one
+// statement per attempt (claim, finish and loadTarget).
 //
-// Both commit asynchronously (store.RelaxedCommit): their commits, two per
-// attempt, were what a drain waited on (every worker queued on the WAL
-// flush, LWLock:WALWrite). The commit is still made and seen by every
+// The two writes of a claim, and the two of a finish, are one statement:
+// a data-modifying WITH runs both in the statement's own transaction, so
+// they still commit together. The claim that must also close an
+// interrupted attempt is rare and keeps its own transaction (claim).
+// Each input's conditions are its own (the delivery as its caller read
+// it), so a batch changes only who shares the round trip, not what any
+// attempt may do.
+//
+// Both writes commit asynchronously (store.RelaxedCommit): their commits,
+// two per attempt, were what a drain waited on (every worker queued on the
+// WAL flush, LWLock:WALWrite). The commit is still made and seen by every
 // other transaction at once, and PostgreSQL writes it to disk within
 // about 200 ms (wal_writer_delay); only a crash of the database server
 // itself in that window can lose it, and a lost claim or outcome makes
@@ -28,37 +37,172 @@ import (
 // any point loses nothing. The delivery itself, and its job, are written
 // by the settlement's own transaction, durably.
 
-// claimInOneStatement is claim for a delivery with no lease to take over.
-func (s *Service) claimInOneStatement(ctx context.Context, d *target, c *claimed, due string) (*claimed, error) {
-	res, err := s.db.ExecContext(ctx, `WITH `+store.RelaxedCommit+`, claimed AS (
-			UPDATE webhook_deliveries SET attempts = $1, lease_until = $2
-			WHERE merchant_id = $3 AND id = $4 AND state = $5 AND attempts = $6
-			AND (lease_until IS NULL OR lease_until <= $7)`+due+`
-			RETURNING merchant_id, id)
-		INSERT INTO webhook_attempts
-			(id, merchant_id, delivery_id, number, manual, attempted_at, status_code, error, latency_ms, response_excerpt, stage)
-		SELECT $8::uuid, merchant_id, id, $1, $9::boolean, $7, NULL, '', 0, '', $10 FROM claimed, relaxed`,
-		c.number, s.db.Time(c.at.Add(s.lease())), d.merchantID, d.id, string(d.state), d.attempts, s.db.Time(c.at),
-		c.id, c.manual, stageSending)
+// maxBatch bounds the inputs of one batched statement: more than the
+// workers of a process (so a full queue goes in one), few enough that the
+// statement stays a few milliseconds.
+const maxBatch = 200
+
+// batches are the PostgreSQL statements shared by concurrent attempts.
+type batches struct {
+	load   *store.Batcher[targetKey, *target]
+	claim  *store.Batcher[claimInput, bool]
+	finish *store.Batcher[finishInput, struct{}]
+}
+
+func newBatches(db *store.DB) *batches {
+	return &batches{
+		load:   store.NewBatcher(maxBatch, func(ctx context.Context, in []targetKey) ([]*target, error) { return loadTargets(ctx, db, in) }),
+		claim:  store.NewBatcher(maxBatch, func(ctx context.Context, in []claimInput) ([]bool, error) { return claimMany(ctx, db, in) }),
+		finish: store.NewBatcher(maxBatch, func(ctx context.Context, in []finishInput) ([]struct{}, error) { return finishMany(ctx, db, in) }),
+	}
+}
+
+// targetKey names a delivery to load.
+type targetKey struct{ merchantID, deliveryID string }
+
+// loadTargets is loadTarget for many deliveries: each answer is the
+// delivery, or ErrDeliveryNotFound for a delivery the merchant does not
+// have. WITH ORDINALITY ties each row to its input.
+func loadTargets(ctx context.Context, db *store.DB, in []targetKey) ([]*target, error) {
+	merchants, ids := make([]string, len(in)), make([]string, len(in))
+	for i, k := range in {
+		merchants[i], ids[i] = k.merchantID, k.deliveryID
+	}
+	rows, err := db.QueryContext(ctx, `SELECT k.n, `+targetColumns+`
+		FROM unnest($1::uuid[], $2::uuid[]) WITH ORDINALITY AS k(merchant_id, id, n)
+		JOIN webhook_deliveries d ON d.merchant_id = k.merchant_id AND d.id = k.id `+targetJoin,
+		merchants, ids)
 	if err != nil {
 		return nil, err
 	}
-	if n, err := res.RowsAffected(); err != nil || n != 1 {
+	defer rows.Close()
+	out := make([]*target, len(in))
+	for rows.Next() {
+		var n int
+		d, err := scanTarget(ordinal{rows, &n})
+		if err != nil {
+			return nil, err
+		}
+		out[n-1] = d
+	}
+	if err := rows.Err(); err != nil {
 		return nil, err
 	}
-	return c, nil
+	return out, nil
 }
 
-// finishInOneStatement is finish's two updates in one statement.
-func (s *Service) finishInOneStatement(ctx context.Context, d *target, c *claimed, a *DeliveryAttempt, code any, state DeliveryState, next, now time.Time) error {
-	_, err := s.db.ExecContext(ctx, `WITH `+store.RelaxedCommit+`, outcome AS (
-			UPDATE webhook_attempts SET stage = $1, status_code = $2, error = $3, latency_ms = $4, response_excerpt = $5
-			WHERE merchant_id = $6 AND id = $7)
-		UPDATE webhook_deliveries SET state = $8, next_attempt_at = $9, lease_until = NULL,
-			resend_requested_at = NULL, updated_at = $10
-		FROM relaxed
-		WHERE merchant_id = $6 AND id = $11 AND state = $12 AND attempts = $13`,
-		stageDone, code, a.Error, a.LatencyMS, a.ResponseExcerpt, d.merchantID, c.id,
-		string(state), s.db.NullTime(next), s.db.Time(now), d.id, string(d.state), c.number)
-	return err
+// ordinal scans a row's first column into n and the rest into the caller's
+// destinations.
+type ordinal struct {
+	row interface{ Scan(...any) error }
+	n   *int
+}
+
+func (o ordinal) Scan(dest ...any) error { return o.row.Scan(append([]any{o.n}, dest...)...) }
+
+// claimInput is one claim: attempt c of delivery d as its caller read it.
+type claimInput struct {
+	d     *target
+	c     *claimed
+	lease time.Time
+}
+
+// claimMany is claim for many deliveries with no lease to take over. An
+// automatic attempt must also be due. Two inputs for one delivery (its job
+// run twice) update it once: only the attempt the statement wrote is
+// claimed.
+func claimMany(ctx context.Context, db *store.DB, in []claimInput) ([]bool, error) {
+	n := len(in)
+	merchants, ids, states, attempts := make([]string, n), make([]string, n), make([]string, n), make([]int32, n)
+	ats, leases, attemptIDs, manual := make([]time.Time, n), make([]time.Time, n), make([]string, n), make([]bool, n)
+	for i, x := range in {
+		merchants[i], ids[i], states[i], attempts[i] = x.d.merchantID, x.d.id, string(x.d.state), int32(x.d.attempts)
+		ats[i], leases[i], attemptIDs[i], manual[i] = x.c.at, x.lease, x.c.id, x.c.manual
+	}
+	rows, err := db.QueryContext(ctx, `WITH `+store.RelaxedCommit+`, input AS (
+			SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::int[], $5::timestamptz[], $6::timestamptz[],
+				$7::uuid[], $8::boolean[]) AS i(merchant_id, id, state, attempts, at, lease_until, attempt_id, manual)),
+		claimed AS (
+			UPDATE webhook_deliveries d SET attempts = i.attempts + 1, lease_until = i.lease_until
+			FROM input i
+			WHERE d.merchant_id = i.merchant_id AND d.id = i.id AND d.state = i.state AND d.attempts = i.attempts
+			AND (d.lease_until IS NULL OR d.lease_until <= i.at)
+			AND (i.manual OR d.next_attempt_at IS NULL OR d.next_attempt_at <= i.at)
+			RETURNING d.merchant_id, d.id, i.attempt_id, i.attempts + 1 AS number, i.manual, i.at)
+		INSERT INTO webhook_attempts
+			(id, merchant_id, delivery_id, number, manual, attempted_at, status_code, error, latency_ms, response_excerpt, stage)
+		SELECT attempt_id, merchant_id, id, number, manual, at, NULL, '', 0, '', $9 FROM claimed, relaxed
+		RETURNING id`,
+		merchants, ids, states, attempts, ats, leases, attemptIDs, manual, stageSending)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	won := make(map[string]bool, n)
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		won[id] = true
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	out := make([]bool, n)
+	for i, x := range in {
+		out[i] = won[x.c.id]
+	}
+	return out, nil
+}
+
+// finishInput is one finish: the outcome of claimed attempt c of d, and
+// the delivery's new state.
+type finishInput struct {
+	d         *target
+	c         *claimed
+	a         *DeliveryAttempt
+	state     DeliveryState
+	next, now time.Time
+}
+
+// finishMany is finish for many attempts: each attempt row gets its
+// outcome whatever happened meanwhile, and each delivery its new state on
+// the condition that it is still as the claim left it.
+func finishMany(ctx context.Context, db *store.DB, in []finishInput) ([]struct{}, error) {
+	n := len(in)
+	merchants, attemptIDs, deliveryIDs, codes := make([]string, n), make([]string, n), make([]string, n), make([]*int32, n)
+	errs, latencies, excerpts, states := make([]string, n), make([]int64, n), make([]string, n), make([]string, n)
+	nexts, nows, oldStates, numbers := make([]*time.Time, n), make([]time.Time, n), make([]string, n), make([]int32, n)
+	for i, x := range in {
+		merchants[i], attemptIDs[i], deliveryIDs[i] = x.d.merchantID, x.c.id, x.d.id
+		if x.a.StatusCode != 0 {
+			code := int32(x.a.StatusCode)
+			codes[i] = &code
+		}
+		errs[i], latencies[i], excerpts[i], states[i] = x.a.Error, x.a.LatencyMS, x.a.ResponseExcerpt, string(x.state)
+		if !x.next.IsZero() {
+			nexts[i] = &x.next
+		}
+		nows[i], oldStates[i], numbers[i] = x.now, string(x.d.state), int32(x.c.number)
+	}
+	_, err := db.ExecContext(ctx, `WITH `+store.RelaxedCommit+`, input AS (
+			SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::int[], $5::text[], $6::bigint[], $7::text[],
+				$8::text[], $9::timestamptz[], $10::timestamptz[], $11::text[], $12::int[])
+			AS i(merchant_id, attempt_id, delivery_id, status_code, error, latency_ms, excerpt,
+				state, next_attempt_at, now, old_state, number)),
+		outcome AS (
+			UPDATE webhook_attempts a SET stage = $13, status_code = i.status_code, error = i.error,
+				latency_ms = i.latency_ms, response_excerpt = i.excerpt
+			FROM input i WHERE a.merchant_id = i.merchant_id AND a.id = i.attempt_id)
+		UPDATE webhook_deliveries d SET state = i.state, next_attempt_at = i.next_attempt_at, lease_until = NULL,
+			resend_requested_at = NULL, updated_at = i.now
+		FROM input i, relaxed
+		WHERE d.merchant_id = i.merchant_id AND d.id = i.delivery_id AND d.state = i.old_state AND d.attempts = i.number`,
+		merchants, attemptIDs, deliveryIDs, codes, errs, latencies, excerpts,
+		states, nexts, nows, oldStates, numbers, stageDone)
+	if err != nil {
+		return nil, err
+	}
+	return make([]struct{}, n), nil
 }

@@ -77,6 +77,9 @@ type Service struct {
 	log     *slog.Logger
 	client  *http.Client
 	observe func(outcome string, d time.Duration)
+	// batches, on PostgreSQL only, share an attempt's statements among
+	// concurrent attempts (attempt_pg.go).
+	batches *batches
 }
 
 // NewService builds a Service from cfg, filling in defaults.
@@ -90,10 +93,14 @@ func NewService(cfg Config) *Service {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	return &Service{
+	s := &Service{
 		db: cfg.DB, jobs: cfg.Jobs, live: cfg.Live, timeout: cfg.Timeout, now: cfg.Now, log: cfg.Logger,
 		client: NewHTTPClient(cfg.Live, cfg.Timeout), observe: cfg.ObserveAttempt,
 	}
+	if cfg.DB.Dialect == store.Postgres {
+		s.batches = newBatches(cfg.DB)
+	}
+	return s
 }
 
 // lease is how long a claimed attempt keeps others off the delivery: longer
