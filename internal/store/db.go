@@ -17,7 +17,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
-	_ "github.com/jackc/pgx/v5/stdlib" // registers the "pgx" driver
+	"github.com/jackc/pgx/v5/stdlib" // also registers the "pgx" driver
 	"github.com/pressly/goose/v3"
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
 )
@@ -395,11 +395,18 @@ func (db *DB) InTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
 }
 
 // beginOnConn takes a connection and begins a transaction on it. One found
-// broken at BEGIN (driver.ErrBadConn: pgx closed it after a cancelled
-// query, or the server dropped it while it sat idle) is discarded and
-// another taken, as database/sql's own BeginTx does; a pinned sql.Conn
-// does not retry by itself, and the request would get a 503 for a
-// connection nobody needed.
+// broken at BEGIN is discarded and another taken, as database/sql's own
+// BeginTx does; a pinned sql.Conn does not retry by itself, and the
+// request would get a 503 for a connection nobody needed. Broken means
+// driver.ErrBadConn (pgx closed it after a cancelled query) or a
+// connection that BEGIN found closed: a server that ends its sessions
+// (a restart, a failover, an administrator) sends each a FATAL error
+// first, which BEGIN reads as its answer (57P01) when the connection was
+// used within the last second, before pgx's own liveness check applies.
+// Nothing ran in the transaction yet, so taking another is always safe.
+// Every idle connection of the pool may be broken at once (after a
+// restart), and each is discarded when found, so it tries up to one more
+// than the pool holds: the last is a new connection.
 func (db *DB) beginOnConn(ctx context.Context) (*sql.Conn, *sql.Tx, error) {
 	for attempt := 1; ; attempt++ {
 		conn, err := db.Conn(ctx)
@@ -410,16 +417,27 @@ func (db *DB) beginOnConn(ctx context.Context) (*sql.Conn, *sql.Tx, error) {
 		if err == nil {
 			return conn, tx, nil
 		}
+		broken := errors.Is(err, driver.ErrBadConn) || closed(conn)
 		conn.Close()
-		if !errors.Is(err, driver.ErrBadConn) || attempt == badConnTries {
+		if !broken || attempt > db.Stats().MaxOpenConnections {
 			return nil, nil, err
 		}
 	}
 }
 
-// badConnTries is how many connections beginOnConn tries, as many as
-// database/sql does (two from the pool, then a new one).
-const badConnTries = 3
+// closed reports whether pgx has closed conn's connection (after a fatal
+// error or a broken socket); database/sql discards such a connection when
+// it is given back.
+func closed(conn *sql.Conn) bool {
+	var isClosed bool
+	conn.Raw(func(dc any) error {
+		if c, ok := dc.(*stdlib.Conn); ok {
+			isClosed = c.Conn().IsClosed()
+		}
+		return nil
+	})
+	return isClosed
+}
 
 // ConnOf returns the connection a transaction begun by InTx on PostgreSQL
 // runs on, while fn runs; nil for any other transaction.

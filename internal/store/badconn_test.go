@@ -1,0 +1,71 @@
+package store_test
+
+import (
+	"context"
+	"database/sql"
+	"testing"
+
+	"github.com/momopay/momopay/internal/testdb"
+)
+
+// TestTransactionOutlivesDroppedConnections: PostgreSQL ends every idle
+// connection of the pool (a server restart, a failover, an idle timeout in
+// between), then a transaction is asked for. database/sql retries a broken
+// pooled connection by itself only when it is not pinned; InTx pins its
+// connection (ConnOf), so it must take another itself rather than fail the
+// request for a connection nobody needed, however many of them broke.
+func TestTransactionOutlivesDroppedConnections(t *testing.T) {
+	url := testdb.URL(t, "postgres")
+	db := openURL(t, url)
+	ctx := context.Background()
+	db.SetMaxIdleConns(4)
+
+	// Fill the pool with idle connections, each used within the last
+	// second as on a busy service (pgx pings a connection idle for longer
+	// before handing it out): four held at once, given back, twice.
+	for range 2 {
+		var held []*sql.Conn
+		for range 4 {
+			c, err := db.Conn(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := c.PingContext(ctx); err != nil {
+				t.Fatal(err)
+			}
+			held = append(held, c)
+		}
+		for _, c := range held {
+			c.Close()
+		}
+	}
+
+	admin, err := sql.Open("pgx", testdb.DefaultAdminURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close()
+	var name string
+	if err := db.QueryRowContext(ctx, `SELECT current_database()`).Scan(&name); err != nil {
+		t.Fatal(err)
+	}
+	var ended int
+	if err := admin.QueryRowContext(ctx, `SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE datname = $1`,
+		name).Scan(&ended); err != nil {
+		t.Fatal(err)
+	}
+	if ended < 4 {
+		t.Fatalf("ended %d connections, want the pool's 4 at least", ended)
+	}
+
+	// One after another: the first finds every idle connection broken.
+	for i := range 4 {
+		err := db.InTx(ctx, func(tx *sql.Tx) error {
+			_, err := tx.ExecContext(ctx, `UPDATE merchants SET name = name WHERE FALSE`)
+			return err
+		})
+		if err != nil {
+			t.Errorf("transaction %d after the connections were dropped: %v", i, err)
+		}
+	}
+}
