@@ -158,7 +158,7 @@ func (s *APIKeys) Identify(ctx context.Context, key string, now time.Time) (keyI
 	k, epoch, hit := s.cache.lookup(hash)
 	if !hit {
 		var used, revoked Timestamp
-		err = s.db.reader().QueryRowContext(ctx, `SELECT id, merchant_id, last_used_at, revoked_at FROM api_keys WHERE key_hash = $1`,
+		err = s.db.Reader().QueryRowContext(ctx, `SELECT id, merchant_id, last_used_at, revoked_at FROM api_keys WHERE key_hash = $1`,
 			hash).Scan(&k.id, &k.merchantID, &used, &revoked)
 		if errors.Is(err, sql.ErrNoRows) {
 			return "", "", nil

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 )
@@ -76,7 +77,8 @@ func (b *Batcher[In, Out]) loop() {
 			b.mu.Unlock()
 			return
 		}
-		calls := b.queue[:n:n]
+		calls := slices.Clone(b.queue[:n])
+		clear(b.queue[:n]) // the queue's array keeps no finished call alive
 		b.queue = b.queue[n:]
 		b.mu.Unlock()
 		b.runCalls(calls)

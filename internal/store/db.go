@@ -45,7 +45,7 @@ type DB struct {
 	// it runs on (ConnOf).
 	txConns sync.Map
 	// readers, on SQLite only, are read-only connections beside the one
-	// writer (see reader).
+	// writer (see Reader).
 	readers *sql.DB
 }
 
@@ -53,12 +53,13 @@ type DB struct {
 // core is what reads can use in parallel.
 const sqliteReaders = 4
 
-// reader is where the hot reads (an API key, a payment, a list page) go.
+// Reader is where the hot reads (an API key, a payment, a list page, a
+// webhook delivery about to be attempted) go.
 // On SQLite the one connection that serialises writes would also queue
 // every read behind them; in WAL mode readers on other connections see
 // every committed write without waiting for the writer, so these reads
 // use a pool of their own. On PostgreSQL it is the one pool.
-func (db *DB) reader() *sql.DB {
+func (db *DB) Reader() *sql.DB {
 	if db.readers != nil {
 		return db.readers
 	}

@@ -139,7 +139,7 @@ func (s *Transactions) Transaction(ctx context.Context, merchantID, id string) (
 	if !payment.ValidID(id) {
 		return nil, payment.ErrNotFound
 	}
-	return scanTransaction(s.db.reader().QueryRowContext(ctx, `SELECT `+transactionColumns+`
+	return scanTransaction(s.db.Reader().QueryRowContext(ctx, `SELECT `+transactionColumns+`
 		FROM transactions WHERE merchant_id = $1 AND id = $2`, merchantID, id))
 }
 

@@ -88,7 +88,7 @@ func (s *Transactions) ListTransactions(ctx context.Context, merchantID string, 
 	// against the ids.)
 	where, args := s.listFilter(merchantID, g)
 	args = append(args, f.PerPage, offset)
-	rows, err := s.db.reader().QueryContext(ctx, fmt.Sprintf(`SELECT %s FROM transactions
+	rows, err := s.db.Reader().QueryContext(ctx, fmt.Sprintf(`SELECT %s FROM transactions
 		WHERE id IN (SELECT id FROM transactions WHERE %s
 			ORDER BY created_at DESC, id DESC LIMIT $%d OFFSET $%d)
 		ORDER BY created_at DESC, id DESC`, transactionColumns, strings.Join(where, " AND "), len(args)-1, len(args)), args...)
@@ -169,7 +169,7 @@ func (s *Transactions) dayCounts(ctx context.Context, merchantID string, f payme
 	}
 	// The parts are added up here rather than by the database: beyond one
 	// row per day there are only the in-flight rows and the edges' counts.
-	rows, err := s.db.reader().QueryContext(ctx, strings.Join(parts, "\nUNION ALL\n"), args...)
+	rows, err := s.db.Reader().QueryContext(ctx, strings.Join(parts, "\nUNION ALL\n"), args...)
 	if err != nil {
 		return nil, err
 	}

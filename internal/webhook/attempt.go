@@ -76,14 +76,14 @@ func (s *Service) loadTarget(ctx context.Context, merchantID, deliveryID string)
 	if !isUUID(merchantID, deliveryID) {
 		return nil, ErrDeliveryNotFound
 	}
-	if s.batches != nil {
+	if s.batches.load != nil {
 		d, err := s.batches.load.Do(targetKey{merchantID, deliveryID})
 		if err == nil && d == nil {
 			return nil, ErrDeliveryNotFound
 		}
 		return d, err
 	}
-	d, err := scanTarget(s.db.QueryRowContext(ctx, `SELECT `+targetColumns+`
+	d, err := scanTarget(s.db.Reader().QueryRowContext(ctx, `SELECT `+targetColumns+`
 		FROM webhook_deliveries d `+targetJoin+`
 		WHERE d.merchant_id = $1 AND d.id = $2`, merchantID, deliveryID))
 	if errors.Is(err, sql.ErrNoRows) {
@@ -293,44 +293,53 @@ func (s *Service) requestedResend(ctx context.Context, d *target, now time.Time)
 // left "sending" as interrupted, and writes the new attempt as "sending".
 // An automatic attempt must also be due; a manual one need not be. It
 // returns nil when the condition failed. No transaction stays open while
-// the receiver answers.
+// the receiver answers. Concurrent claims share a statement or a
+// transaction (attempt_batch.go); one that takes over a lease is rare and
+// runs alone.
 func (s *Service) claim(ctx context.Context, d *target, now time.Time, manual bool) (*claimed, error) {
 	c := &claimed{id: uuid.NewString(), number: d.attempts + 1, manual: manual, at: now}
-	due := ""
-	if !manual {
-		due = ` AND (next_attempt_at IS NULL OR next_attempt_at <= $7)`
-	}
-	if s.batches != nil && d.leaseUntil.IsZero() {
-		if ok, err := s.batches.claim.Do(claimInput{d: d, c: c, lease: now.Add(s.lease())}); !ok || err != nil {
-			return nil, err
-		}
-		return c, nil
-	}
-	err := s.db.InTx(ctx, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, `UPDATE webhook_deliveries SET attempts = $1, lease_until = $2
-			WHERE merchant_id = $3 AND id = $4 AND state = $5 AND attempts = $6
-			AND (lease_until IS NULL OR lease_until <= $7)`+due,
-			c.number, s.db.Time(now.Add(s.lease())), d.merchantID, d.id, string(d.state), d.attempts, s.db.Time(now))
-		if err != nil {
+	in := claimInput{d: d, c: c, lease: now.Add(s.lease())}
+	var ok bool
+	var err error
+	if d.leaseUntil.IsZero() {
+		ok, err = s.batches.claim.Do(in)
+	} else {
+		err = s.db.InTx(ctx, func(tx *sql.Tx) error {
+			ok, err = s.claimTx(ctx, tx, in)
 			return err
-		}
-		if n, err := res.RowsAffected(); err != nil || n != 1 {
-			c = nil
-			return err
-		}
-		// A lease is cleared whenever an attempt ends (finish, interrupt,
-		// giveUp), so one still set means an attempt left "sending".
-		if !d.leaseUntil.IsZero() {
-			if err := closeInterrupted(ctx, tx, d); err != nil {
-				return err
-			}
-		}
-		return s.insertAttempt(ctx, tx, d, c)
-	})
-	if err != nil {
+		})
+	}
+	if !ok || err != nil {
 		return nil, err
 	}
 	return c, nil
+}
+
+// claimTx is one claim's writes inside tx; false when its condition failed.
+func (s *Service) claimTx(ctx context.Context, tx *sql.Tx, x claimInput) (bool, error) {
+	d, c := x.d, x.c
+	due := ""
+	if !c.manual {
+		due = ` AND (next_attempt_at IS NULL OR next_attempt_at <= $7)`
+	}
+	res, err := tx.ExecContext(ctx, `UPDATE webhook_deliveries SET attempts = $1, lease_until = $2
+		WHERE merchant_id = $3 AND id = $4 AND state = $5 AND attempts = $6
+		AND (lease_until IS NULL OR lease_until <= $7)`+due,
+		c.number, s.db.Time(x.lease), d.merchantID, d.id, string(d.state), d.attempts, s.db.Time(c.at))
+	if err != nil {
+		return false, err
+	}
+	if n, err := res.RowsAffected(); err != nil || n != 1 {
+		return false, err
+	}
+	// A lease is cleared whenever an attempt ends (finish, interrupt,
+	// giveUp), so one still set means an attempt left "sending".
+	if !d.leaseUntil.IsZero() {
+		if err := closeInterrupted(ctx, tx, d); err != nil {
+			return false, err
+		}
+	}
+	return true, s.insertAttempt(ctx, tx, d, c)
 }
 
 // insertAttempt writes claimed attempt c of d to the history as "sending",
@@ -354,34 +363,36 @@ func closeInterrupted(ctx context.Context, tx *sql.Tx, d *target) error {
 }
 
 // finish records the outcome of claimed attempt c and the delivery's new
-// state in one short transaction, and ends the lease.
+// state in one short transaction, and ends the lease. Concurrent finishes
+// share a statement or a transaction (attempt_batch.go).
 func (s *Service) finish(ctx context.Context, d *target, c *claimed, a *DeliveryAttempt, state DeliveryState, next, now time.Time) error {
 	a.Number, a.Manual, a.AttemptedAt = c.number, c.manual, c.at
+	_, err := s.batches.finish.Do(finishInput{d: d, c: c, a: a, state: state, next: next, now: now})
+	return err
+}
+
+// finishTx is one finish's writes inside tx.
+func (s *Service) finishTx(ctx context.Context, tx *sql.Tx, x finishInput) error {
+	d, c, a := x.d, x.c, x.a
 	var code any
 	if a.StatusCode != 0 {
 		code = a.StatusCode
 	}
-	if s.batches != nil {
-		_, err := s.batches.finish.Do(finishInput{d: d, c: c, a: a, state: state, next: next, now: now})
+	// The row is ours whatever happened meanwhile: the true outcome
+	// always replaces "sending" (or an "interrupted" written by a run
+	// that wrongly took over after our lease).
+	if _, err := tx.ExecContext(ctx, `UPDATE webhook_attempts SET stage = $1, status_code = $2, error = $3,
+			latency_ms = $4, response_excerpt = $5 WHERE merchant_id = $6 AND id = $7`,
+		stageDone, code, a.Error, a.LatencyMS, a.ResponseExcerpt, d.merchantID, c.id); err != nil {
 		return err
 	}
-	return s.db.InTx(ctx, func(tx *sql.Tx) error {
-		// The row is ours whatever happened meanwhile: the true outcome
-		// always replaces "sending" (or an "interrupted" written by a run
-		// that wrongly took over after our lease).
-		if _, err := tx.ExecContext(ctx, `UPDATE webhook_attempts SET stage = $1, status_code = $2, error = $3,
-				latency_ms = $4, response_excerpt = $5 WHERE merchant_id = $6 AND id = $7`,
-			stageDone, code, a.Error, a.LatencyMS, a.ResponseExcerpt, d.merchantID, c.id); err != nil {
-			return err
-		}
-		// Conditional on what the claim wrote, so a writer that somehow
-		// outlived its lease cannot overwrite a newer outcome.
-		_, err := tx.ExecContext(ctx, `UPDATE webhook_deliveries SET state = $1, next_attempt_at = $2, lease_until = NULL,
-				resend_requested_at = NULL, updated_at = $3
-			WHERE merchant_id = $4 AND id = $5 AND state = $6 AND attempts = $7`,
-			string(state), s.db.NullTime(next), s.db.Time(now), d.merchantID, d.id, string(d.state), c.number)
-		return err
-	})
+	// Conditional on what the claim wrote, so a writer that somehow
+	// outlived its lease cannot overwrite a newer outcome.
+	_, err := tx.ExecContext(ctx, `UPDATE webhook_deliveries SET state = $1, next_attempt_at = $2, lease_until = NULL,
+			resend_requested_at = NULL, updated_at = $3
+		WHERE merchant_id = $4 AND id = $5 AND state = $6 AND attempts = $7`,
+		string(x.state), s.db.NullTime(x.next), s.db.Time(x.now), d.merchantID, d.id, string(d.state), c.number)
+	return err
 }
 
 // interrupt records claimed attempt c as interrupted when the service stops

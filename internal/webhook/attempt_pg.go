@@ -7,23 +7,11 @@ import (
 	"github.com/momopay/momopay/internal/store"
 )
 
-// On PostgreSQL an attempt's three statements (read the delivery, claim
-// it, record the outcome) are each run for many attempts at once
-// (store.Batcher): every webhook worker of the process that reaches the
-// same step while the previous statement of that step runs joins the next
-// one. A drain used to be three round trips and two commits per delivery,
-// with the database's CPU the limit; under load a batch takes dozens. An
-// idle service runs each statement at once, alone, as before. SQLite's
-// transactions are in-process and cost no round trip, so it keeps one
-// statement per attempt (claim, finish and loadTarget).
-//
-// The two writes of a claim, and the two of a finish, are one statement:
-// a data-modifying WITH runs both in the statement's own transaction, so
-// they still commit together. The claim that must also close an
-// interrupted attempt is rare and keeps its own transaction (claim).
-// Each input's conditions are its own (the delivery as its caller read
-// it), so a batch changes only who shares the round trip, not what any
-// attempt may do.
+// The PostgreSQL forms of an attempt's statements, each for many attempts
+// at once (attempt_batch.go says why). The two writes of a claim, and the
+// two of a finish, are one statement: a data-modifying WITH runs both in
+// the statement's own transaction, so they still commit together. Each
+// input's conditions are its own (the delivery as its caller read it).
 //
 // Both writes commit asynchronously (store.RelaxedCommit): their commits,
 // two per attempt, were what a drain waited on (every worker queued on the
@@ -37,32 +25,12 @@ import (
 // any point loses nothing. The delivery itself, and its job, are written
 // by the settlement's own transaction, durably.
 
-// maxBatch bounds the inputs of one batched statement: more than the
-// workers of a process (so a full queue goes in one), few enough that the
-// statement stays a few milliseconds.
-const maxBatch = 200
-
-// batches are the PostgreSQL statements shared by concurrent attempts.
-type batches struct {
-	load   *store.Batcher[targetKey, *target]
-	claim  *store.Batcher[claimInput, bool]
-	finish *store.Batcher[finishInput, struct{}]
-}
-
-func newBatches(db *store.DB) *batches {
-	return &batches{
-		load:   store.NewBatcher(maxBatch, func(ctx context.Context, in []targetKey) ([]*target, error) { return loadTargets(ctx, db, in) }),
-		claim:  store.NewBatcher(maxBatch, func(ctx context.Context, in []claimInput) ([]bool, error) { return claimMany(ctx, db, in) }),
-		finish: store.NewBatcher(maxBatch, func(ctx context.Context, in []finishInput) ([]struct{}, error) { return finishMany(ctx, db, in) }),
-	}
-}
-
 // targetKey names a delivery to load.
 type targetKey struct{ merchantID, deliveryID string }
 
 // loadTargets is loadTarget for many deliveries: each answer is the
-// delivery, or ErrDeliveryNotFound for a delivery the merchant does not
-// have. WITH ORDINALITY ties each row to its input.
+// delivery, or nil for a delivery the merchant does not have. WITH
+// ORDINALITY ties each row to its input.
 func loadTargets(ctx context.Context, db *store.DB, in []targetKey) ([]*target, error) {
 	merchants, ids := make([]string, len(in)), make([]string, len(in))
 	for i, k := range in {
@@ -99,13 +67,6 @@ type ordinal struct {
 }
 
 func (o ordinal) Scan(dest ...any) error { return o.row.Scan(append([]any{o.n}, dest...)...) }
-
-// claimInput is one claim: attempt c of delivery d as its caller read it.
-type claimInput struct {
-	d     *target
-	c     *claimed
-	lease time.Time
-}
 
 // claimMany is claim for many deliveries with no lease to take over. An
 // automatic attempt must also be due. Two inputs for one delivery (its job
@@ -154,16 +115,6 @@ func claimMany(ctx context.Context, db *store.DB, in []claimInput) ([]bool, erro
 		out[i] = won[x.c.id]
 	}
 	return out, nil
-}
-
-// finishInput is one finish: the outcome of claimed attempt c of d, and
-// the delivery's new state.
-type finishInput struct {
-	d         *target
-	c         *claimed
-	a         *DeliveryAttempt
-	state     DeliveryState
-	next, now time.Time
 }
 
 // finishMany is finish for many attempts: each attempt row gets its

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -16,14 +17,21 @@ import (
 // TestConcurrentAttemptsKeepTheirOwnOutcomes runs the attempts of many
 // deliveries at once, as the worker pool does, with receivers that answer
 // differently per endpoint and echo the delivery id, and with runs for a
-// merchant that does not own the delivery mixed in. On PostgreSQL those
-// attempts share batched statements, so this is what shows that each
-// delivery gets its own claim, its own outcome and its own state, and that
-// a batch keeps every merchant to its own deliveries.
+// merchant that does not own the delivery mixed in. Those attempts share
+// batched statements (PostgreSQL) or transactions (SQLite), so this is
+// what shows that each delivery gets its own claim, its own outcome and
+// its own state, and that a batch keeps every merchant to its own
+// deliveries.
 func TestConcurrentAttemptsKeepTheirOwnOutcomes(t *testing.T) {
 	eachEngine(t, func(t *testing.T, f *fixture) {
 		ctx := context.Background()
+		// Each round's answers wait for its gate (round, below).
+		var gate atomic.Pointer[chan struct{}]
 		rc := newReceiver(t, func(_ int, w http.ResponseWriter, r *http.Request) {
+			select {
+			case <-*gate.Load():
+			case <-time.After(5 * time.Second):
+			}
 			if strings.HasPrefix(r.URL.Path, "/refuse") {
 				w.WriteHeader(http.StatusServiceUnavailable)
 			}
@@ -41,9 +49,30 @@ func TestConcurrentAttemptsKeepTheirOwnOutcomes(t *testing.T) {
 		}
 		stranger := f.newMerchant(t)
 
+		// round opens a gate once the receiver holds total requests: they
+		// are answered together while the test holds a database
+		// connection for a moment (on SQLite, the only writer), so their
+		// outcomes queue and are recorded together, as under load.
+		round := func(total int) {
+			g := make(chan struct{})
+			gate.Store(&g)
+			go func() {
+				for deadline := time.Now().Add(5 * time.Second); len(rc.requests()) < total && time.Now().Before(deadline); {
+					time.Sleep(time.Millisecond)
+				}
+				conn, err := f.app.DB.Conn(ctx)
+				close(g)
+				if err == nil {
+					time.Sleep(100 * time.Millisecond)
+					conn.Close()
+				}
+			}()
+		}
+
 		// First the owner's attempts of half the deliveries with the
 		// stranger's of the other half, then the owner's of that half.
 		half := len(ds) / 2
+		round(half)
 		attemptAll(t, func(i int) (string, string) {
 			if i < half {
 				return f.merchant, ds[i].ID
@@ -58,6 +87,7 @@ func TestConcurrentAttemptsKeepTheirOwnOutcomes(t *testing.T) {
 				t.Fatalf("delivery %s was attempted for a merchant that does not own it", d.ID)
 			}
 		}
+		round(len(ds))
 		attemptAll(t, func(i int) (string, string) { return f.merchant, ds[half+i].ID }, len(ds)-half, f.app.Webhooks)
 
 		if n := len(rc.requests()); n != len(ds) {

@@ -77,8 +77,8 @@ type Service struct {
 	log     *slog.Logger
 	client  *http.Client
 	observe func(outcome string, d time.Duration)
-	// batches, on PostgreSQL only, share an attempt's statements among
-	// concurrent attempts (attempt_pg.go).
+	// batches share an attempt's statements among concurrent attempts
+	// (attempt_batch.go).
 	batches *batches
 }
 
@@ -97,9 +97,7 @@ func NewService(cfg Config) *Service {
 		db: cfg.DB, jobs: cfg.Jobs, live: cfg.Live, timeout: cfg.Timeout, now: cfg.Now, log: cfg.Logger,
 		client: NewHTTPClient(cfg.Live, cfg.Timeout), observe: cfg.ObserveAttempt,
 	}
-	if cfg.DB.Dialect == store.Postgres {
-		s.batches = newBatches(cfg.DB)
-	}
+	s.batches = s.newBatches()
 	return s
 }
 
