@@ -8,22 +8,23 @@ import (
 	"time"
 )
 
-// Batcher runs many callers' small statements of one kind as one statement
-// each time, on PostgreSQL, where a statement's cost is mostly its round
-// trip and its commit rather than its rows: a hundred webhook workers each
-// claiming one delivery make a hundred round trips, where one statement over
-// arrays claims them all.
+// Batcher runs many callers' small writes of one kind together, where
+// each one's cost is mostly not its rows: on PostgreSQL its round trip and
+// its commit (a hundred webhook workers each claiming one delivery make a
+// hundred round trips, where one statement over arrays claims them all),
+// on SQLite its commit and its turn at the one writer (one transaction
+// then runs them all).
 //
 // It adds no waiting window. A caller that finds the batcher idle runs at
-// once, alone; callers that arrive while a statement is running queue, and
-// the next statement takes them all (up to max). So batches grow only when
+// once, alone; callers that arrive while a batch is running queue, and
+// the next batch takes them all (up to max). So batches grow only when
 // the database is the bottleneck, and an idle service answers as fast as
 // with single statements (group commit, as databases do it for their own
 // log).
 //
-// run must answer for every input, in order; its statement commits or rolls
-// back as a whole. When it fails for a batch of several, each input is run
-// again alone, so one input the database refuses fails only its own caller.
+// run must answer for every input, in order, and commit or roll back as a
+// whole. When it fails for a batch of several, each input is run again
+// alone, so one input the database refuses fails only its own caller.
 type Batcher[In, Out any] struct {
 	run func(ctx context.Context, in []In) ([]Out, error)
 	max int
@@ -40,12 +41,12 @@ type batchCall[In, Out any] struct {
 	done chan struct{}
 }
 
-// batchTimeout bounds one batched statement. Callers wait for their answer
+// batchTimeout bounds one batch. Callers wait for their answer
 // whatever their own context says: a write may have committed, and the
 // caller must know.
 const batchTimeout = 30 * time.Second
 
-// NewBatcher returns a Batcher that runs at most max inputs per statement.
+// NewBatcher returns a Batcher that runs at most max inputs per batch.
 func NewBatcher[In, Out any](max int, run func(ctx context.Context, in []In) ([]Out, error)) *Batcher[In, Out] {
 	return &Batcher[In, Out]{run: run, max: max}
 }
@@ -65,9 +66,10 @@ func (b *Batcher[In, Out]) Do(in In) (Out, error) {
 	return c.out, c.err
 }
 
-// loop runs what is queued until the queue is empty, one statement at a
-// time: one statement in flight per kind also keeps two batches from
-// locking the same rows in opposite orders.
+// loop runs what is queued until the queue is empty, one batch at a
+// time: one batch in flight per kind also keeps two batches from locking
+// the same rows in opposite orders (two statements in flight were
+// measured no faster).
 func (b *Batcher[In, Out]) loop() {
 	for {
 		b.mu.Lock()
