@@ -92,13 +92,14 @@ func (s *Service) loadTarget(ctx context.Context, merchantID, deliveryID string)
 	return d, err
 }
 
-// scanTarget reads one row of targetColumns.
-func scanTarget(row interface{ Scan(...any) error }) (*target, error) {
+// scanTarget reads one row of targetColumns, after the columns that lead
+// fills (a batch's input number).
+func scanTarget(row interface{ Scan(...any) error }, lead ...any) (*target, error) {
 	d := &target{}
 	var next, lease, deleted, previousUntil, resend store.Timestamp
 	var previous sql.NullString
-	err := row.Scan(&d.merchantID, &d.id, &d.event, &d.payload, &d.state, &d.test, &d.attempts, &d.automatic,
-		&next, &lease, &resend, &d.url, &d.secret, &previous, &previousUntil, &d.enabled, &deleted)
+	err := row.Scan(append(lead, &d.merchantID, &d.id, &d.event, &d.payload, &d.state, &d.test, &d.attempts, &d.automatic,
+		&next, &lease, &resend, &d.url, &d.secret, &previous, &previousUntil, &d.enabled, &deleted)...)
 	if err != nil {
 		return nil, err
 	}

@@ -47,7 +47,7 @@ func loadTargets(ctx context.Context, db *store.DB, in []targetKey) ([]*target, 
 	out := make([]*target, len(in))
 	for rows.Next() {
 		var n int
-		d, err := scanTarget(ordinal{rows, &n})
+		d, err := scanTarget(rows, &n)
 		if err != nil {
 			return nil, err
 		}
@@ -58,15 +58,6 @@ func loadTargets(ctx context.Context, db *store.DB, in []targetKey) ([]*target, 
 	}
 	return out, nil
 }
-
-// ordinal scans a row's first column into n and the rest into the caller's
-// destinations.
-type ordinal struct {
-	row interface{ Scan(...any) error }
-	n   *int
-}
-
-func (o ordinal) Scan(dest ...any) error { return o.row.Scan(append([]any{o.n}, dest...)...) }
 
 // claimMany is claim for many deliveries with no lease to take over. An
 // automatic attempt must also be due. Two inputs for one delivery (its job
