@@ -5,8 +5,6 @@ import (
 	"log/slog"
 	"sync"
 	"time"
-
-	"github.com/jackc/pgx/v5"
 )
 
 // keyRevokedChannel is the PostgreSQL notification channel on which
@@ -121,49 +119,7 @@ func (c *keyCache) setLive(live bool) {
 // does nothing on SQLite, where another process (the CLI) can revoke a key
 // without any way to tell this one.
 func (s *APIKeys) RunRevocationListener(ctx context.Context, log *slog.Logger) {
-	if s.db.Dialect != Postgres {
-		return
-	}
 	defer s.cache.setLive(false)
-	backoff := 100 * time.Millisecond
-	for ctx.Err() == nil {
-		connected, err := s.listen(ctx)
-		s.cache.setLive(false)
-		if connected {
-			backoff = 100 * time.Millisecond // a new outage starts its backoff afresh
-		}
-		if ctx.Err() != nil {
-			return
-		}
-		log.Warn("API key revocation listener lost its connection; keys are looked up in the database until it is back", "err", err)
-		select {
-		case <-ctx.Done():
-			return
-		case <-time.After(backoff):
-		}
-		backoff = min(2*backoff, 5*time.Second)
-	}
-}
-
-// listen runs one connection of the revocation listener and reports
-// whether it got as far as listening.
-func (s *APIKeys) listen(ctx context.Context) (connected bool, err error) {
-	conn, err := pgx.Connect(ctx, s.db.pgTarget)
-	if err != nil {
-		return false, err
-	}
-	defer conn.Close(context.WithoutCancel(ctx))
-	if _, err := conn.Exec(ctx, "LISTEN "+keyRevokedChannel); err != nil {
-		return false, err
-	}
-	s.cache.setLive(true)
-	for {
-		n, err := conn.WaitForNotification(ctx)
-		if err != nil {
-			return true, err
-		}
-		if n.Channel == keyRevokedChannel {
-			s.cache.forget(n.Payload)
-		}
-	}
+	s.db.Listen(ctx, keyRevokedChannel, "API key revocation listener (keys are looked up in the database meanwhile)", log,
+		s.cache.setLive, s.cache.forget)
 }
