@@ -10,10 +10,11 @@ import (
 	"github.com/momopay/momopay/internal/testdb"
 )
 
-// TestShutdownGraceHandsJobsBack: a job still running when the shutdown
+// TestShutdownGraceHandsJobsBack: work still running when the shutdown
 // grace ends (a webhook attempt whose receiver never answers) is cancelled
-// and handed back to the queue, not left held, and serve still exits 0,
-// soon after the grace.
+// and handed back, not left held: the attempt is recorded as interrupted
+// and the delivery is pending with no lease, due for the next instance.
+// serve still exits 0, soon after the grace.
 func TestShutdownGraceHandsJobsBack(t *testing.T) {
 	for _, engine := range testdb.Engines {
 		t.Run(engine, func(t *testing.T) {
@@ -41,12 +42,14 @@ func TestShutdownGraceHandsJobsBack(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer db.Close()
-			var state string
-			if err := db.QueryRow(`SELECT state FROM river_job WHERE kind = 'webhook_deliver'`).Scan(&state); err != nil {
+			var state, stage string
+			var leased bool
+			if err := db.QueryRow(`SELECT d.state, d.lease_until IS NOT NULL, a.stage
+				FROM webhook_deliveries d JOIN webhook_attempts a ON a.delivery_id = d.id`).Scan(&state, &leased, &stage); err != nil {
 				t.Fatal(err)
 			}
-			if state != "retryable" && state != "available" {
-				t.Errorf("the cancelled webhook job is %q, want handed back (retryable)", state)
+			if state != "pending" || leased || stage != "interrupted" {
+				t.Errorf("after the stop: delivery %s (leased %v), its attempt %s; want pending, no lease, interrupted", state, leased, stage)
 			}
 		})
 	}

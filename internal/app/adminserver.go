@@ -34,7 +34,12 @@ func (a *App) registerCollector() {
 		Pending:     a.Transactions.PendingCounts,
 		Undelivered: a.Webhooks.CountUndelivered,
 		Jobs: func(ctx context.Context, now time.Time) ([]jobs.QueueStats, error) {
-			return jobs.Stats(ctx, a.DB.DB, sqlite, now)
+			stats, err := jobs.Stats(ctx, a.DB.DB, sqlite, now)
+			if err != nil {
+				return nil, err
+			}
+			webhooks, err := a.Webhooks.QueueStats(ctx, now)
+			return append(stats, webhooks), err
 		},
 		Breakers: a.breakers,
 		Now:      a.cfg.Now,
@@ -61,6 +66,8 @@ func (a *App) Ready(ctx context.Context) error {
 	select {
 	case <-a.Jobs.Stopped():
 		return errors.New("job client stopped")
+	case <-a.dispatcher.Stopped():
+		return errors.New("webhook dispatcher stopped")
 	default:
 	}
 	return nil

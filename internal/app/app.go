@@ -144,6 +144,8 @@ type App struct {
 	callbackBase atomic.Value
 	// sweeper takes up, while serving, what a killed process's jobs held.
 	sweeper *jobs.Sweeper
+	// dispatcher makes the webhook attempts while serving.
+	dispatcher *webhook.Dispatcher
 	// Metrics are served on the admin listener (adminserver.go); breakers
 	// are the operators' circuit breakers they report on, and jobsRunning
 	// tells /readyz that Serve runs the job client.
@@ -193,8 +195,6 @@ func (a *App) wire(ctx context.Context) error {
 		return fmt.Errorf("migrate jobs: %w", err)
 	}
 	handlers := &jobs.Handlers{}
-	// Webhook attempts mostly wait on receivers (up to 10 s each), so many
-	// workers keep dead endpoints from starving the others.
 	var pg *jobs.Postgres
 	if !sqlite {
 		pool, err := db.OpenPool(ctx, jobs.WorkerPoolSize)
@@ -209,7 +209,7 @@ func (a *App) wire(ctx context.Context) error {
 		pg = &jobs.Postgres{Pool: pool, ConnOf: db.ConnOf}
 	}
 	client, err := jobs.NewClient(db.DB, pg, handlers, jobs.Config{
-		PollInterval: cfg.JobPollInterval, WebhookWorkers: 100, Logger: quiet(cfg.Logger),
+		PollInterval: cfg.JobPollInterval, Logger: quiet(cfg.Logger),
 	})
 	if err != nil {
 		return err
@@ -220,12 +220,13 @@ func (a *App) wire(ctx context.Context) error {
 	a.Transactions = store.NewTransactions(db, client)
 	a.Cases = store.NewReconciliationCases(db)
 	a.Webhooks = webhook.NewService(webhook.Config{
-		DB: db, Jobs: client, Live: cfg.Mode == ModeLive, Now: cfg.Now, Logger: cfg.Logger,
+		DB: db, Live: cfg.Mode == ModeLive, Now: cfg.Now, Logger: cfg.Logger,
 		ObserveAttempt: a.Metrics.ObserveWebhookAttempt,
 	})
-	// The outbox: deliveries and their jobs commit with the state change.
+	// The outbox: deliveries commit with the state change, and the
+	// dispatcher makes their attempts.
 	a.Transactions.OnSettled = a.Webhooks.Enqueue
-	handlers.Deliveries = a.Webhooks
+	a.dispatcher = a.Webhooks.NewDispatcher(webhook.DispatchConfig{})
 
 	if a.ops, err = a.buildOperators(); err != nil {
 		return err
@@ -235,8 +236,7 @@ func (a *App) wire(ctx context.Context) error {
 	a.Refunds = store.NewRefunds(db)
 	a.Payments.SetRefunds(a.Refunds)
 	handlers.Payments = a.Payments
-	a.sweeper = &jobs.Sweeper{OverduePayments: a.Transactions.Overdue, OverdueDeliveries: a.Webhooks.Overdue,
-		Handlers: handlers, Now: cfg.Now, Logger: cfg.Logger}
+	a.sweeper = &jobs.Sweeper{OverduePayments: a.Transactions.Overdue, Handlers: handlers, Now: cfg.Now, Logger: cfg.Logger}
 
 	limiter, err := a.keyLimiter()
 	if err != nil {
@@ -299,6 +299,7 @@ func (a *App) Serve(ctx context.Context, ln net.Listener) error {
 	if err := a.Jobs.Start(context.WithoutCancel(ctx)); err != nil {
 		return fmt.Errorf("start jobs: %w", err)
 	}
+	a.dispatcher.Start(context.WithoutCancel(ctx))
 	a.jobsRunning.Store(true)
 	stopSweep := a.sweeper.Start(ctx)
 	// Keys are cached while revocations can be heard (PostgreSQL only).

@@ -8,17 +8,19 @@ import (
 )
 
 // DefaultShutdownGrace is how long a stopping serve lets the requests it
-// accepted and the jobs it runs finish. It covers the longest job
-// (a webhook attempt waits up to 10 s for its receiver, a status enquiry up
-// to 10 s for the operator), and stays under the 30 s that supervisors
-// commonly wait before they kill (systemd's and Kubernetes' defaults).
+// accepted, and the jobs and webhook attempts it runs, finish. It covers
+// the longest of them (a webhook attempt waits up to 10 s for its
+// receiver, a status enquiry up to 10 s for the operator), and stays under
+// the 30 s that supervisors commonly wait before they kill (systemd's and
+// Kubernetes' defaults).
 const DefaultShutdownGrace = 25 * time.Second
 
 // handBackTimeout is how long jobs cancelled at the end of the grace get to
 // return, so that River records each as failed and due again (another
 // instance, or this one once restarted, runs it). Jobs that do not return
 // even then stay "running" until River's rescuer or the sweeper takes them
-// back, as after a crash.
+// back, as after a crash. (A cancelled webhook attempt records itself as
+// interrupted and gives its delivery back at once, within its own bound.)
 const handBackTimeout = 5 * time.Second
 
 // drain stops serving once Serve's context has ended: the listener closes
@@ -44,6 +46,11 @@ func (a *App) drain(srv *http.Server, stopSweep func()) {
 		}
 	})
 	wg.Go(stopSweep)
+	wg.Go(func() {
+		if err := a.dispatcher.Stop(ctx); err != nil {
+			log.Warn("webhook attempts still running at the end of the shutdown grace were cancelled and recorded as interrupted", "grace", grace.String())
+		}
+	})
 	wg.Go(func() {
 		if err := a.Jobs.Stop(ctx); err == nil {
 			return

@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -111,20 +110,6 @@ func (c *Client) Close() {
 // through the store's database/sql pool, not this one.
 const WorkerPoolSize = 8
 
-// webhookFetchInterval is how often the webhooks queue polls when it is
-// told of nothing: on SQLite, which has no LISTEN/NOTIFY, the bound on how
-// late a first attempt starts after the state change that caused it; on
-// PostgreSQL the bound for a job whose notification River's limiter held
-// back or the listener missed while reconnecting. An empty fetch is one
-// indexed query, ten a second per process.
-const webhookFetchInterval = 100 * time.Millisecond
-
-// webhookFetchCooldown is the least time between two fetches of the
-// webhooks queue. River fetches at most as many jobs as there are free
-// workers, and with its default 100 ms a burst drained at no more than
-// workers × 10 attempts a second.
-const webhookFetchCooldown = 5 * time.Millisecond
-
 // insertNotifyCooldown is the least time between two insert notifications
 // of one queue from one process: River's limiter takes the inserting
 // client's FetchCooldown. A notification held back leaves its job to the
@@ -166,28 +151,18 @@ func workConfig(sqlite bool, h *Handlers, cfg Config) *river.Config {
 	workers := river.NewWorkers()
 	river.AddWorker(workers, &pollWorker{h: h})
 	river.AddWorker(workers, &expireWorker{h: h})
-	river.AddWorker(workers, &deliverWorker{h: h})
 	poll := cfg.PollInterval
 	if poll <= 0 {
 		poll = river.FetchPollIntervalDefault
 	}
 	cooldown := min(poll, river.FetchCooldownDefault)
 	paymentPoll := min(poll, paymentFetchInterval)
-	webhookPoll := min(poll, webhookFetchInterval)
-	if cfg.WebhookPollInterval > 0 {
-		webhookPoll = cfg.WebhookPollInterval
-	}
 	return &river.Config{
 		Queues: map[string]river.QueueConfig{
 			QueuePayments: {
 				MaxWorkers:        paymentWorkersFor(sqlite),
 				FetchCooldown:     min(cooldown, paymentPoll),
 				FetchPollInterval: paymentPoll,
-			},
-			QueueWebhooks: {
-				MaxWorkers:        max(cfg.WebhookWorkers, 1),
-				FetchCooldown:     webhookFetchCooldown,
-				FetchPollInterval: webhookPoll,
 			},
 		},
 		Workers:    workers,
@@ -200,7 +175,7 @@ func workConfig(sqlite bool, h *Handlers, cfg Config) *river.Config {
 		// Failures here are infrastructure trouble (database down): keep
 		// retrying with River's backoff rather than drop a payment.
 		MaxAttempts:          100,
-		JobTimeout:           max(paymentJobTimeout, webhookJobTimeout),
+		JobTimeout:           paymentJobTimeout,
 		RescueStuckJobsAfter: rescueAfter,
 		Logger:               cfg.Logger,
 	}

@@ -1,7 +1,8 @@
-// Package jobs is momopay's durable background work: status polls, expiry
-// checks and webhook attempts, kept as River jobs in the same database as
-// the rows that cause them, so a job is inserted in the same transaction as
-// its cause and survives any process crash.
+// Package jobs is momopay's durable background work on payments: status
+// polls and expiry checks, kept as River jobs in the same database as the
+// payments, so a job is inserted in the same transaction as its payment and
+// survives any process crash. (Webhook attempts are scheduled by their
+// deliveries' own rows: see webhook.Dispatcher.)
 //
 // It holds no business rules: each worker calls one method of the domain and
 // turns its answer into River's vocabulary (done, snooze, retry).
@@ -45,15 +46,6 @@ type ExpirePayment struct {
 // Kind implements river.JobArgs.
 func (ExpirePayment) Kind() string { return "payment_expire" }
 
-// DeliverWebhook makes the next attempt of one webhook delivery.
-type DeliverWebhook struct {
-	MerchantID string `json:"merchant_id"`
-	DeliveryID string `json:"delivery_id"`
-}
-
-// Kind implements river.JobArgs.
-func (DeliverWebhook) Kind() string { return "webhook_deliver" }
-
 // Payments is what the payment workers need from payment.Service. Each
 // returns how long to wait before the next run, or 0 when the job is done.
 type Payments interface {
@@ -61,46 +53,36 @@ type Payments interface {
 	Expire(ctx context.Context, merchantID, id string) (time.Duration, error)
 }
 
-// Deliveries is what the webhook worker needs from the webhook package.
-type Deliveries interface {
-	Attempt(ctx context.Context, merchantID, deliveryID string) (time.Duration, error)
-}
-
 // Handlers are the domain services the workers call. They are filled in
 // after the River client exists, because the services themselves need the
 // client to insert jobs.
 type Handlers struct {
-	Payments   Payments
-	Deliveries Deliveries
+	Payments Payments
 }
 
-// Queue names. Webhook attempts have their own queue so that slow merchant
-// endpoints never delay payment polls and expiries.
-const (
-	QueuePayments = "payments"
-	QueueWebhooks = "webhooks"
-)
+// QueuePayments is the queue of payment polls and expiry checks. (Webhook
+// attempts are not River jobs: webhook.Dispatcher runs them from their own
+// table.)
+const QueuePayments = "payments"
+
+// legacyWebhookKind is the kind of the River jobs that made webhook
+// attempts before webhook.Dispatcher did. Migrate deletes any left in an
+// upgraded database: the deliveries they stood for are pending in their
+// own table, where the dispatcher finds them.
+const legacyWebhookKind = "webhook_deliver"
 
 // Config tunes the job client.
 type Config struct {
 	// PollInterval bounds how often an idle queue looks for due jobs when
 	// nothing told it to; each queue polls at most as often as its own
-	// default (paymentFetchInterval, webhookFetchInterval) asks.
+	// default (paymentFetchInterval) asks.
 	PollInterval time.Duration
-	// WebhookPollInterval, when set, replaces webhookFetchInterval: tests
-	// use a long one to show that, on PostgreSQL, a webhook job starts on
-	// its notification alone.
-	WebhookPollInterval time.Duration
-	// WebhookWorkers bounds concurrent webhook attempts per process.
-	WebhookWorkers int
-	Logger         *slog.Logger
+	Logger       *slog.Logger
 }
 
 // How long a job may run, and when River takes back one left running by a
 // process that died. Every worker is idempotent (payment.Service.Poll and
-// Expire settle with one conditional UPDATE; webhook.Service.Attempt claims
-// its attempt with a conditional update and a lease), so running a job a
-// second time is harmless and these can be short: a killed process's jobs
+// Expire settle with one conditional UPDATE), so running a job a second time is harmless and these can be short: a killed process's jobs
 // then come back in seconds, not the minutes River's defaults would take.
 const (
 	// operatorEnquiryTimeout bounds one status enquiry to an operator, as
@@ -110,17 +92,12 @@ const (
 	// paymentJobTimeout is one enquiry plus the few short queries around
 	// it (read the transaction, settle it, insert its webhook deliveries).
 	paymentJobTimeout = operatorEnquiryTimeout + 5*time.Second
-	// webhookJobTimeout is one attempt, bounded by the receiver's 10 s
-	// (webhook.DefaultTimeout), plus its claim and the write of its
-	// outcome. It matches webhook.Service's claim lease, so a job cut
-	// off here has already let go of its delivery.
-	webhookJobTimeout = 10*time.Second + 5*time.Second
 	// rescueAfter is a little more than the longest legitimate run: a job
 	// still "running" after it belongs to a process that is gone. River's
 	// rescuer only looks every 30 s (not configurable) and only on the
 	// leader, which itself takes up to ~20 s to replace when it is the one
 	// that died; the Sweeper covers what must not wait that long.
-	rescueAfter = max(paymentJobTimeout, webhookJobTimeout) + 5*time.Second
+	rescueAfter = paymentJobTimeout + 5*time.Second
 )
 
 // paymentWorkers is how many polls and expiry checks one process runs at
@@ -154,7 +131,10 @@ func Migrate(ctx context.Context, db *sql.DB, sqlite bool) error {
 	if err != nil {
 		return err
 	}
-	_, err = m.Migrate(ctx, rivermigrate.DirectionUp, nil)
+	if _, err = m.Migrate(ctx, rivermigrate.DirectionUp, nil); err != nil {
+		return err
+	}
+	_, err = db.ExecContext(ctx, `DELETE FROM river_job WHERE kind = $1`, legacyWebhookKind)
 	return err
 }
 
@@ -193,18 +173,6 @@ func (w *expireWorker) Work(ctx context.Context, j *river.Job[ExpirePayment]) er
 	return snoozeOrDone(w.h.Payments.Expire(ctx, j.Args.MerchantID, j.Args.TransactionID))
 }
 
-type deliverWorker struct {
-	river.WorkerDefaults[DeliverWebhook]
-	h *Handlers
-}
-
-// Timeout implements river.Worker.
-func (w *deliverWorker) Timeout(*river.Job[DeliverWebhook]) time.Duration { return webhookJobTimeout }
-
-func (w *deliverWorker) Work(ctx context.Context, j *river.Job[DeliverWebhook]) error {
-	return snoozeOrDone(w.h.Deliveries.Attempt(ctx, j.Args.MerchantID, j.Args.DeliveryID))
-}
-
 // ScheduleLifecycle inserts, inside tx, the first status poll and the
 // expiry check of a new transaction, each for its own time. Both start at
 // that time (within paymentFetchInterval): the first poll because
@@ -222,21 +190,6 @@ func ScheduleLifecycle(ctx context.Context, ins Inserter, tx *sql.Tx, merchantID
 		{Args: PollPayment{MerchantID: merchantID, TransactionID: id}, InsertOpts: &river.InsertOpts{Queue: QueuePayments, ScheduledAt: firstPoll}},
 		{Args: ExpirePayment{MerchantID: merchantID, TransactionID: id}, InsertOpts: &river.InsertOpts{Queue: QueuePayments, ScheduledAt: expiresAt}},
 	})
-	return err
-}
-
-// ScheduleDeliveries inserts, inside tx, the first attempt of each of a
-// merchant's deliveries, available at once, in one call. It does nothing
-// for no deliveries.
-func ScheduleDeliveries(ctx context.Context, ins Inserter, tx *sql.Tx, merchantID string, deliveryIDs []string) error {
-	if len(deliveryIDs) == 0 {
-		return nil
-	}
-	params := make([]river.InsertManyParams, len(deliveryIDs))
-	for i, id := range deliveryIDs {
-		params[i] = river.InsertManyParams{Args: DeliverWebhook{MerchantID: merchantID, DeliveryID: id}, InsertOpts: &river.InsertOpts{Queue: QueueWebhooks}}
-	}
-	_, err := ins.InsertManyTx(ctx, tx, params)
 	return err
 }
 

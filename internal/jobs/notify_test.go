@@ -13,20 +13,22 @@ import (
 	"github.com/momopay/momopay/internal/testdb"
 )
 
-// deliveries records the webhook jobs the workers run.
-type deliveries chan string
+// polls records the payment polls the workers run.
+type polls chan string
 
-func (d deliveries) Attempt(_ context.Context, _, deliveryID string) (time.Duration, error) {
-	d <- deliveryID
+func (p polls) Poll(_ context.Context, _, id string) (time.Duration, error) {
+	p <- id
 	return 0, nil
 }
 
-// TestWebhookStartsOnNotify: on PostgreSQL a webhook job starts when the
+func (polls) Expire(context.Context, string, string) (time.Duration, error) { return 0, nil }
+
+// TestJobStartsOnNotify: on PostgreSQL a job due at once starts when the
 // transaction that inserted it commits, told by LISTEN/NOTIFY, not at the
-// next poll: with the webhooks queue polling once an hour, the worker
-// still runs it. Before the workers ran on River's pgx driver, nothing
-// listened and the job waited for the poll.
-func TestWebhookStartsOnNotify(t *testing.T) {
+// next poll: with the queues polling once an hour, the worker still runs
+// it. Before the workers ran on River's pgx driver, nothing listened and
+// the job waited for the poll.
+func TestJobStartsOnNotify(t *testing.T) {
 	ctx := t.Context()
 	db, err := store.Open(ctx, testdb.URL(t, "postgres"))
 	if err != nil {
@@ -40,9 +42,9 @@ func TestWebhookStartsOnNotify(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ran := make(deliveries, 1)
-	c, err := jobs.NewClient(db.DB, &jobs.Postgres{Pool: pool, ConnOf: db.ConnOf}, &jobs.Handlers{Deliveries: ran},
-		jobs.Config{PollInterval: time.Hour, WebhookPollInterval: time.Hour, WebhookWorkers: 1})
+	ran := make(polls, 1)
+	c, err := jobs.NewClient(db.DB, &jobs.Postgres{Pool: pool, ConnOf: db.ConnOf}, &jobs.Handlers{Payments: ran},
+		jobs.Config{PollInterval: time.Hour})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,14 +58,14 @@ func TestWebhookStartsOnNotify(t *testing.T) {
 	time.Sleep(500 * time.Millisecond)
 	id := uuid.NewString()
 	if err := db.InTx(ctx, func(tx *sql.Tx) error {
-		return jobs.ScheduleDeliveries(ctx, c, tx, uuid.NewString(), []string{id})
+		return jobs.ScheduleLifecycle(ctx, c, tx, uuid.NewString(), id, time.Now(), time.Now().Add(time.Hour))
 	}); err != nil {
 		t.Fatal(err)
 	}
 	select {
 	case got := <-ran:
 		if got != id {
-			t.Errorf("ran delivery %s, want %s", got, id)
+			t.Errorf("polled payment %s, want %s", got, id)
 		}
 	case <-time.After(30 * time.Second):
 		t.Fatal("the job did not start within 30 s with hourly polls: its insert's NOTIFY did not reach the workers")

@@ -41,7 +41,6 @@ func Stats(ctx context.Context, db *sql.DB, sqlite bool, now time.Time) ([]Queue
 		return s
 	}
 	get(QueuePayments)
-	get(QueueWebhooks)
 	rows, err := db.QueryContext(ctx, `SELECT queue, state, COUNT(*) FROM river_job
 		WHERE state IN `+unfinished+` GROUP BY queue, state`)
 	if err != nil {

@@ -9,35 +9,30 @@ import (
 	"time"
 )
 
-// Sweeper is the backstop for work a dead process was holding. When a
+// Sweeper is the backstop for payments a dead process was holding. When a
 // process is killed, the River jobs it was running stay "running" until
 // River's rescuer takes them back: that needs rescueAfter, a rescuer pass
 // (every 30 s, not configurable) and a leader (up to ~20 s to replace when
 // the dead process was the leader), so well over a minute in the worst
-// case. Meanwhile a payment would stay PENDING past expires_at and a held
-// webhook attempt would wait.
+// case. Meanwhile a payment would stay PENDING past expires_at.
 //
-// So every process, leader or not, looks every few seconds for the two
-// things that must not wait: PENDING payments past expires_at, and pending
-// webhook deliveries whose next attempt is overdue (a claimed attempt is
-// not overdue until its lease has run out), and works them directly through
-// the same idempotent domain calls the workers use. A duplicate with a live
-// job or another instance's sweeper is harmless: Expire settles with one
-// conditional UPDATE and Attempt sends only after winning its claim. The
-// stuck River jobs are rescued later as usual and find nothing left to do.
+// So every process, leader or not, looks every few seconds for PENDING
+// payments past expires_at and expires them directly through the same
+// idempotent call the expiry worker uses. A duplicate with a live job or
+// another instance's sweeper is harmless: Expire settles with one
+// conditional UPDATE. The stuck River jobs are rescued later as usual and
+// find nothing left to do. (A webhook attempt held by a dead process needs
+// no sweeper: its delivery is due again once its lease is over, and every
+// instance's webhook.Dispatcher looks for due deliveries.)
 //
-// The packages that own the tables find the overdue rows (jobs imports
-// neither: both import jobs).
+// The package that owns the payments finds the overdue ones (jobs imports
+// no domain package: they import jobs).
 type Sweeper struct {
 	// OverduePayments lists up to limit PENDING payments whose expires_at
 	// is before cutoff, oldest first (store.Transactions.Overdue).
 	OverduePayments func(ctx context.Context, cutoff time.Time, limit int) ([]Ref, error)
-	// OverdueDeliveries lists up to limit pending deliveries whose next
-	// attempt is before cutoff and whose attempt lease has run out by now
-	// (webhook.Service.Overdue).
-	OverdueDeliveries func(ctx context.Context, cutoff, now time.Time, limit int) ([]Ref, error)
-	// Handlers are the domain calls that settle a payment or attempt a
-	// delivery, the same as the workers'.
+	// Handlers are the domain calls that settle a payment, the same as
+	// the workers'.
 	Handlers *Handlers
 	// Now is the service clock, the one that stamped expires_at and
 	// next_attempt_at.
@@ -46,20 +41,17 @@ type Sweeper struct {
 }
 
 // The sweeper's timing. A payment must not stay PENDING more than 30 s past
-// expires_at, and a held webhook attempt must resume within 30 s of the
-// kill. An expiry check normally lands within about a second of expires_at
-// and a delivery's job starts within about a second of next_attempt_at, so
-// sweepGrace leaves the jobs their turn under load; then a pass comes within
-// sweepEvery. Worst case after a kill: a payment is final sweepGrace +
-// sweepEvery + one operator enquiry past expires_at (about 20 s); an
-// attempt claimed just before the kill is made again when its lease ends
-// (webhook.Service.lease, 15 s after the claim) plus at most sweepEvery.
+// expires_at. An expiry check normally lands within about a second of
+// expires_at, so sweepGrace leaves the jobs their turn under load; then a
+// pass comes within sweepEvery. Worst case after a kill: a payment is
+// final sweepGrace + sweepEvery + one operator enquiry past expires_at
+// (about 20 s).
 const (
 	sweepEvery = 5 * time.Second
 	sweepGrace = 5 * time.Second
 	// sweepBatch and sweepParallel bound what one pass takes on, so a
 	// backlog after an outage is worked off over several passes instead
-	// of flooding operators, receivers or the database.
+	// of flooding the operators or the database.
 	sweepBatch    = 200
 	sweepParallel = 20
 )
@@ -84,8 +76,8 @@ func (s *Sweeper) Start(ctx context.Context) (stop func()) {
 // restarted after a crash takes up what the dead one held right away.
 func (s *Sweeper) Run(ctx context.Context) {
 	for {
-		if _, _, err := s.Sweep(ctx); err != nil && ctx.Err() == nil {
-			s.Logger.Warn("sweep for overdue payments and deliveries failed; will try again", "err", err)
+		if _, err := s.Sweep(ctx); err != nil && ctx.Err() == nil {
+			s.Logger.Warn("sweep for overdue payments failed; will try again", "err", err)
 		}
 		jitter := time.Duration(rand.Int64N(int64(sweepEvery / 5)))
 		select {
@@ -96,33 +88,23 @@ func (s *Sweeper) Run(ctx context.Context) {
 	}
 }
 
-// Sweep makes one pass: it expires overdue PENDING payments and attempts
-// overdue webhook deliveries, and reports how many of each it took on.
-func (s *Sweeper) Sweep(ctx context.Context) (payments, deliveries int, err error) {
-	now := s.Now()
-	cutoff := now.Add(-sweepGrace)
-	due, err := s.OverduePayments(ctx, cutoff, sweepBatch)
+// Sweep makes one pass: it expires overdue PENDING payments, and reports
+// how many it took on.
+func (s *Sweeper) Sweep(ctx context.Context) (payments int, err error) {
+	due, err := s.OverduePayments(ctx, s.Now().Add(-sweepGrace), sweepBatch)
 	if err != nil {
-		return 0, 0, err
+		return 0, err
 	}
 	s.work(ctx, due, func(ctx context.Context, r Ref) (time.Duration, error) {
 		return s.Handlers.Payments.Expire(ctx, r.MerchantID, r.ID)
 	}, paymentJobTimeout)
-
-	late, err := s.OverdueDeliveries(ctx, cutoff, now, sweepBatch)
-	if err != nil {
-		return len(due), 0, err
+	if len(due) > 0 {
+		s.Logger.Info("swept overdue payments an expiry check had not settled", "payments", len(due))
 	}
-	s.work(ctx, late, func(ctx context.Context, r Ref) (time.Duration, error) {
-		return s.Handlers.Deliveries.Attempt(ctx, r.MerchantID, r.ID)
-	}, webhookJobTimeout)
-	if len(due)+len(late) > 0 {
-		s.Logger.Info("swept overdue work a job had not done", "payments", len(due), "deliveries", len(late))
-	}
-	return len(due), len(late), nil
+	return len(due), nil
 }
 
-// Ref names one row: a transaction or a delivery of a merchant.
+// Ref names one transaction of a merchant.
 type Ref struct{ MerchantID, ID string }
 
 // work runs fn on every ref, sweepParallel at a time, each bounded like the
@@ -151,8 +133,8 @@ func (s *Sweeper) work(ctx context.Context, refs []Ref, fn func(context.Context,
 	wg.Wait()
 }
 
-// CollectRefs reads (merchant_id, id) rows, as the Overdue queries of the
-// owning packages select them, and closes them.
+// CollectRefs reads (merchant_id, id) rows, as store.Transactions.Overdue
+// selects them, and closes them.
 func CollectRefs(rows *sql.Rows, err error) ([]Ref, error) {
 	if err != nil {
 		return nil, err

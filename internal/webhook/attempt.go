@@ -30,10 +30,10 @@ const (
 
 // target is a delivery with what an attempt needs from its endpoint.
 type target struct {
-	merchantID, id string
-	event, payload string
-	state          DeliveryState
-	test           bool
+	merchantID, id, endpointID string
+	event, payload             string
+	state                      DeliveryState
+	test                       bool
 	// attempts counts every attempt made, automatic and manual, the one in
 	// flight included: it equals the number of the delivery's attempt rows.
 	attempts int
@@ -64,7 +64,7 @@ type claimed struct {
 
 // targetColumns are what loadTarget reads of a delivery (d) and its
 // endpoint (e), in scanTarget's order.
-const targetColumns = `d.merchant_id, d.id, d.event, d.payload, d.state, d.test, d.attempts,
+const targetColumns = `d.merchant_id, d.id, d.endpoint_id, d.event, d.payload, d.state, d.test, d.attempts,
 	(SELECT count(*) FROM webhook_attempts a WHERE a.delivery_id = d.id AND a.manual = FALSE),
 	d.next_attempt_at, d.lease_until, d.resend_requested_at, e.url, e.secret, e.previous_secret,
 	e.previous_secret_expires_at, e.enabled, e.deleted_at`
@@ -98,7 +98,7 @@ func scanTarget(row interface{ Scan(...any) error }, lead ...any) (*target, erro
 	d := &target{}
 	var next, lease, deleted, previousUntil, resend store.Timestamp
 	var previous sql.NullString
-	err := row.Scan(append(lead, &d.merchantID, &d.id, &d.event, &d.payload, &d.state, &d.test, &d.attempts, &d.automatic,
+	err := row.Scan(append(lead, &d.merchantID, &d.id, &d.endpointID, &d.event, &d.payload, &d.state, &d.test, &d.attempts, &d.automatic,
 		&next, &lease, &resend, &d.url, &d.secret, &previous, &previousUntil, &d.enabled, &deleted)...)
 	if err != nil {
 		return nil, err
@@ -117,15 +117,15 @@ func (d *target) message(at time.Time) message {
 	return m
 }
 
-// Attempt makes the next automatic attempt of a pending delivery; the River
-// worker calls it and snoozes the job for the returned delay, or ends it on
-// 0. On a 2xx the delivery is delivered; on a failure it returns the wait
+// Attempt makes the next automatic attempt of a pending delivery and
+// returns the time until the one after it, or 0 when there is none to
+// make; the Dispatcher runs it for every delivery that is due. On a 2xx the delivery is delivered; on a failure it returns the wait
 // before the next attempt from the contract's table (1 min, 5 min, 30 min,
 // 2 h), and after the fifth failed automatic attempt marks the delivery
 // undelivered and returns 0.
 //
-// It is safe to run twice or concurrently for one delivery (a River job run
-// again after a crash, a rescued job): a delivery that is no longer pending
+// It is safe to run twice or concurrently for one delivery (two instances'
+// dispatchers, or a run after a crash): a delivery that is no longer pending
 // is left alone, an attempt that is not yet due, or another attempt still
 // in flight, returns the time left, and the attempt itself is claimed with
 // a conditional update so only one caller sends. A delivery whose endpoint
@@ -141,12 +141,18 @@ func (d *target) message(at time.Time) message {
 func (s *Service) Attempt(ctx context.Context, merchantID, deliveryID string) (time.Duration, error) {
 	d, err := s.loadTarget(ctx, merchantID, deliveryID)
 	if errors.Is(err, ErrDeliveryNotFound) {
-		s.log.Warn("webhook delivery not found; dropping its job", "merchant_id", merchantID, "delivery_id", deliveryID)
 		return 0, nil
 	}
 	if err != nil {
 		return 0, err
 	}
+	return s.attempt(ctx, d)
+}
+
+// attempt is Attempt for a delivery already read (the dispatcher reads
+// the due ones together).
+func (s *Service) attempt(ctx context.Context, d *target) (time.Duration, error) {
+	merchantID, deliveryID := d.merchantID, d.id
 	if d.state != StatePending {
 		return 0, nil
 	}
@@ -186,7 +192,8 @@ func (s *Service) Attempt(ctx context.Context, merchantID, deliveryID string) (t
 	if ctx.Err() != nil && !a.Succeeded {
 		// Shutdown interrupted us, not the receiver. The attempt may have
 		// arrived, so it stays in the history and counts; the lease is
-		// given back so the next run (River retries the job) goes on at once.
+		// given back so the next run (this instance once restarted, or
+		// another one) goes on at once.
 		s.interrupt(d, c, interruptedByShutdown)
 		return 0, ctx.Err()
 	}
@@ -250,7 +257,7 @@ func (s *Service) Resend(ctx context.Context, merchantID, deliveryID string) (*D
 		state = StateDelivered
 	case d.resendRequested:
 		// Queued by a bulk re-send, which this attempt answers: it goes
-		// back to undelivered rather than being sent again by its job.
+		// back to undelivered rather than being sent again on the schedule.
 		state = StateUndelivered
 	case state == StatePending:
 		next = d.nextAttemptAt

@@ -19,11 +19,11 @@ import (
 // other transaction at once, and PostgreSQL writes it to disk within
 // about 200 ms (wal_writer_delay); only a crash of the database server
 // itself in that window can lose it, and a lost claim or outcome makes
-// the job run again: the receiver may get the delivery a second time,
+// the attempt be made again: the receiver may get the delivery a second time,
 // with the same X-Service-Delivery-Id (contract §6.5 allows duplicates),
 // and the history may miss that one attempt. A momopay process killed at
-// any point loses nothing. The delivery itself, and its job, are written
-// by the settlement's own transaction, durably.
+// any point loses nothing. The delivery itself is written by the
+// settlement's own transaction, durably.
 
 // targetKey names a delivery to load.
 type targetKey struct{ merchantID, deliveryID string }
@@ -60,8 +60,8 @@ func loadTargets(ctx context.Context, db *store.DB, in []targetKey) ([]*target, 
 }
 
 // claimMany is claim for many deliveries with no lease to take over. An
-// automatic attempt must also be due. Two inputs for one delivery (its job
-// run twice) update it once: only the attempt the statement wrote is
+// automatic attempt must also be due. Two inputs for one delivery (two
+// instances' dispatchers) update it once: only the attempt the statement wrote is
 // claimed.
 func claimMany(ctx context.Context, db *store.DB, in []claimInput) ([]bool, error) {
 	n := len(in)

@@ -16,6 +16,7 @@ import (
 	"github.com/momopay/momopay/internal/payment"
 	"github.com/momopay/momopay/internal/testdb"
 	"github.com/momopay/momopay/internal/testserver"
+	"github.com/momopay/momopay/internal/webhook"
 )
 
 // burst is how many deliveries one BenchmarkDrainBurst iteration drains.
@@ -30,8 +31,8 @@ const (
 	benchEndpoints = 5
 )
 
-// BenchmarkDrainBurst measures how fast the real worker path (River's
-// webhooks queue, the production worker count, Attempt, signing, HTTP,
+// BenchmarkDrainBurst measures how fast the real delivery path (the
+// dispatcher with the production worker count, Attempt, signing, HTTP,
 // recording) drains a backlog of deliveries to a local receiver that
 // answers 204 at once. The backlog is queued first through the real outbox
 // (payments settled with Payments.Settle); the clock runs from starting the
@@ -48,13 +49,12 @@ func BenchmarkDrainBurst(b *testing.B) {
 				ctx := context.Background()
 				b.StartTimer()
 				start := time.Now()
-				if err := a.Jobs.Start(ctx); err != nil {
-					b.Fatal(err)
-				}
+				d := a.Webhooks.NewDispatcher(webhook.DispatchConfig{})
+				d.Start(ctx)
 				waitDelivered(b, a, received, total)
 				elapsed += time.Since(start)
 				b.StopTimer()
-				a.Jobs.Stop(ctx)
+				d.Stop(ctx)
 				a.Close()
 			}
 			b.ReportMetric(float64(total*b.N)/elapsed.Seconds(), "events/s")
@@ -95,11 +95,6 @@ func prepareBurst(b *testing.B, engine string, perEndpoint int) (*app.App, *atom
 			}
 		}
 	}
-	// Only the deliveries are measured: drop the settled payments' poll and
-	// expiry jobs, which would find them final and end.
-	if _, err := a.DB.ExecContext(ctx, `DELETE FROM river_job WHERE kind <> 'webhook_deliver'`); err != nil {
-		b.Fatal(err)
-	}
 	return a, &received
 }
 
@@ -129,10 +124,10 @@ func waitDelivered(b *testing.B, a *app.App, received *atomic.Int64, want int) {
 
 // BenchmarkSettleToReceived measures how long a merchant waits for the
 // news: from the start of the settling call (Payments.Settle, which
-// commits the state change with its delivery and job) until a local
-// receiver has the webhook, one payment at a time, with the production
-// job settings (app.Config's default poll interval). On PostgreSQL the
-// worker hears of the job by LISTEN/NOTIFY; on SQLite it polls. It reports
+// commits the state change with its delivery) until a local receiver has
+// the webhook, one payment at a time, with the production dispatcher
+// settings. On PostgreSQL the dispatcher hears of the delivery by
+// LISTEN/NOTIFY; on SQLite it polls. It reports
 // the median and the 95th percentile.
 func BenchmarkSettleToReceived(b *testing.B) {
 	for _, engine := range testdb.Engines {
@@ -154,10 +149,9 @@ func BenchmarkSettleToReceived(b *testing.B) {
 			if _, err := a.Webhooks.CreateEndpoint(ctx, merchant, rc.URL); err != nil {
 				b.Fatal(err)
 			}
-			if err := a.Jobs.Start(ctx); err != nil {
-				b.Fatal(err)
-			}
-			defer a.Jobs.Stop(ctx)
+			d := a.Webhooks.NewDispatcher(webhook.DispatchConfig{})
+			d.Start(ctx)
+			defer d.Stop(ctx)
 			waits := make([]time.Duration, 0, b.N)
 			b.ResetTimer()
 			for i := range b.N {

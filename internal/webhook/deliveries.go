@@ -9,7 +9,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/momopay/momopay/internal/jobs"
 	"github.com/momopay/momopay/internal/store"
 )
 
@@ -197,17 +196,6 @@ func attempts(ctx context.Context, tx *sql.Tx, merchantID string, deliveryIDs []
 
 // success is the contract's definition: any 2xx.
 func success(code int) bool { return code >= 200 && code <= 299 }
-
-// Overdue lists up to limit of every merchant's pending deliveries whose
-// next attempt is before cutoff and whose attempt lease has run out by now
-// (a lease still running belongs to an attempt in progress; one that ran
-// out was left by a process that died mid-attempt): the jobs.Sweeper's
-// backstop for attempts a killed process was holding.
-func (s *Service) Overdue(ctx context.Context, cutoff, now time.Time, limit int) ([]jobs.Ref, error) {
-	return jobs.CollectRefs(s.db.QueryContext(ctx, `SELECT merchant_id, id FROM webhook_deliveries
-		WHERE state = 'pending' AND next_attempt_at < $1 AND (lease_until IS NULL OR lease_until < $3)
-		ORDER BY next_attempt_at LIMIT $2`, s.db.Time(cutoff), limit, s.db.Time(now)))
-}
 
 // CountUndelivered counts every merchant's deliveries that are undelivered
 // (their automatic attempts are spent, or their endpoint was disabled) and

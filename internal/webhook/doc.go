@@ -7,8 +7,9 @@
 //
 // It must not decide payment state: which event a status causes is
 // payment.Status.Event, and the payment store calls Enqueue inside its own
-// settling transaction. River's webhook worker (internal/jobs) calls
-// Service.Attempt and snoozes for the delay it returns. No database
+// settling transaction. The Dispatcher (dispatch.go) runs each pending
+// delivery's attempts when they are due, at most a few per endpoint at
+// once (the per-endpoint fairness). No database
 // transaction or connection is held while a receiver answers, so a slow
 // endpoint costs one worker for at most the 10-second timeout.
 //

@@ -82,7 +82,7 @@ func (f *fixture) newMerchant(t testing.TB) string {
 // service returns another webhook service on the fixture's database, e.g.
 // in live mode or with a short timeout.
 func (f *fixture) service(live bool, timeout time.Duration) *webhook.Service {
-	return webhook.NewService(webhook.Config{DB: f.app.DB, Jobs: f.app.Jobs, Live: live, Timeout: timeout, Now: f.clock.Now, Logger: quietLog})
+	return webhook.NewService(webhook.Config{DB: f.app.DB, Live: live, Timeout: timeout, Now: f.clock.Now, Logger: quietLog})
 }
 
 func (f *fixture) endpoint(t testing.TB, merchant string, r *receiver) *webhook.Endpoint {

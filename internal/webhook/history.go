@@ -7,7 +7,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/momopay/momopay/internal/jobs"
 	"github.com/momopay/momopay/internal/payment"
 )
 
@@ -186,7 +185,7 @@ type BulkResend struct {
 // MaxBulkResend of them, oldest first), optionally only those of one
 // endpoint. Test events, deleted and disabled endpoints, and deliveries
 // with an attempt in flight are left out. Each queued delivery becomes
-// pending with its job inserted in the same transaction; its one attempt
+// pending and due at once, in one transaction; its one attempt
 // then makes it delivered on a 2xx, or undelivered again, and is recorded
 // as manual. Deliveries already pending (queued by an earlier call, or on
 // their automatic schedule) are not touched, so asking twice sends nothing
@@ -249,8 +248,10 @@ func (s *Service) ResendUndelivered(ctx context.Context, merchantID string, sinc
 			}
 			queued = append(queued, id)
 		}
-		out.Queued = len(queued)
-		return jobs.ScheduleDeliveries(ctx, s.jobs, tx, merchantID, queued)
+		if out.Queued = len(queued); out.Queued == 0 {
+			return nil
+		}
+		return s.announceDue(ctx, tx)
 	})
 	if err != nil {
 		return nil, err

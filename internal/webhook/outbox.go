@@ -6,17 +6,16 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/momopay/momopay/internal/jobs"
 	"github.com/momopay/momopay/internal/payment"
 )
 
 // Enqueue is the transactional outbox: store.Transactions calls it (as
 // OnSettled) inside the database transaction that settles t. For a status
 // with an event (SUCCESS, FAILED, TIMEOUT; never EXPIRED) it writes one
-// pending delivery per enabled endpoint of the merchant and the River job of
-// its first attempt, all in tx. So a delivery exists if and only if the state
-// change committed: none is lost when the process dies right after, and none
-// is sent for a change that rolled back.
+// pending delivery per enabled endpoint of the merchant, due at once, in
+// tx, and has the dispatchers told when tx commits. So a delivery exists if
+// and only if the state change committed: none is lost when the process
+// dies right after, and none is sent for a change that rolled back.
 //
 // Every statement goes through tx: on SQLite the settling transaction holds
 // the only connection, and a query outside it would wait for itself.
@@ -54,7 +53,10 @@ func (s *Service) Enqueue(ctx context.Context, tx *sql.Tx, t *payment.Transactio
 			queued = append(queued, id)
 		}
 	}
-	return jobs.ScheduleDeliveries(ctx, s.jobs, tx, t.MerchantID, queued)
+	if len(queued) == 0 {
+		return nil
+	}
+	return s.announceDue(ctx, tx)
 }
 
 // activeEndpoints lists the ids of the endpoints that receive new events.

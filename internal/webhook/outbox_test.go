@@ -8,9 +8,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/riverqueue/river"
-
-	"github.com/momopay/momopay/internal/jobs"
 	"github.com/momopay/momopay/internal/payment"
 	"github.com/momopay/momopay/internal/testdb"
 	"github.com/momopay/momopay/internal/webhook"
@@ -52,19 +49,17 @@ func TestOutbox(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				js, err := f.app.Jobs.JobList(ctx, river.NewJobListParams().Kinds(jobs.DeliverWebhook{}.Kind()))
-				if err != nil {
-					t.Fatal(err)
-				}
 				if tt.wantEvent == "" {
-					if len(ds) != 0 || len(js.Jobs) != 0 {
-						t.Fatalf("%s queued %d deliveries and %d jobs, want none", tt.status, len(ds), len(js.Jobs))
+					if len(ds) != 0 {
+						t.Fatalf("%s queued %d deliveries, want none", tt.status, len(ds))
 					}
+					checkQueue(t, f, 0, 0)
 					return
 				}
-				if len(ds) != len(active) || len(js.Jobs) != len(active) {
-					t.Fatalf("%d deliveries and %d jobs, want %d each (enabled endpoints only)", len(ds), len(js.Jobs), len(active))
+				if len(ds) != len(active) {
+					t.Fatalf("%d deliveries, want %d (enabled endpoints only)", len(ds), len(active))
 				}
+				checkQueue(t, f, int64(len(active)), 0) // due at once
 				var endpoints []string
 				for _, d := range ds {
 					endpoints = append(endpoints, d.EndpointID)
@@ -91,8 +86,8 @@ func TestOutbox(t *testing.T) {
 }
 
 // TestOutboxRollsBack checks the other half of the outbox: when the
-// settling transaction fails after the hook, neither the deliveries nor
-// their jobs exist, and the payment is still PENDING.
+// settling transaction fails after the hook, no delivery exists, none is
+// due, and the payment is still PENDING.
 func TestOutboxRollsBack(t *testing.T) {
 	eachEngine(t, func(t *testing.T, f *fixture) {
 		ctx := context.Background()
@@ -116,11 +111,10 @@ func TestOutboxRollsBack(t *testing.T) {
 		if got, _ := f.app.Payments.Get(ctx, f.merchant, tx.ID); got.Status != payment.StatusPending {
 			t.Fatalf("status %s after rollback, want PENDING", got.Status)
 		}
-		ds, _ := f.app.Webhooks.Deliveries(ctx, f.merchant, 0)
-		js, _ := f.app.Jobs.JobList(ctx, river.NewJobListParams().Kinds(jobs.DeliverWebhook{}.Kind()))
-		if len(ds) != 0 || len(js.Jobs) != 0 {
-			t.Fatalf("%d deliveries and %d jobs survived the rollback", len(ds), len(js.Jobs))
+		if ds, _ := f.app.Webhooks.Deliveries(ctx, f.merchant, 0); len(ds) != 0 {
+			t.Fatalf("%d deliveries survived the rollback", len(ds))
 		}
+		checkQueue(t, f, 0, 0)
 	})
 }
 

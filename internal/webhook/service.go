@@ -5,7 +5,6 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/momopay/momopay/internal/jobs"
 	"github.com/momopay/momopay/internal/payment"
 	"github.com/momopay/momopay/internal/store"
 )
@@ -42,9 +41,6 @@ type Config struct {
 	// DB holds the three webhook tables (and is where the settling
 	// transaction that calls Enqueue runs).
 	DB *store.DB
-	// Jobs inserts each delivery's River job inside the settling database
-	// transaction, so the job commits or rolls back with the state change.
-	Jobs jobs.Inserter
 	// Live applies live mode's rules: https only and public addresses only,
 	// checked at registration, before each send and at dial time.
 	Live bool
@@ -70,7 +66,6 @@ type Config struct {
 // so a slow endpoint costs one worker for at most Timeout and nothing else.
 type Service struct {
 	db      *store.DB
-	jobs    jobs.Inserter
 	live    bool
 	timeout time.Duration
 	now     func() time.Time
@@ -94,7 +89,7 @@ func NewService(cfg Config) *Service {
 		cfg.Logger = slog.Default()
 	}
 	s := &Service{
-		db: cfg.DB, jobs: cfg.Jobs, live: cfg.Live, timeout: cfg.Timeout, now: cfg.Now, log: cfg.Logger,
+		db: cfg.DB, live: cfg.Live, timeout: cfg.Timeout, now: cfg.Now, log: cfg.Logger,
 		client: NewHTTPClient(cfg.Live, cfg.Timeout), observe: cfg.ObserveAttempt,
 	}
 	s.batches = s.newBatches()
@@ -104,10 +99,10 @@ func NewService(cfg Config) *Service {
 // lease is how long a claimed attempt keeps others off the delivery: longer
 // than any attempt can take (the HTTP client gives up at timeout; the claim
 // and the write of the outcome are single short statements), so a second
-// run of the same River job (or a rescued one) never sends concurrently with
-// the first. It is also how long an attempt held by a killed process waits
-// before it is made again, so it is no longer than that: with the 10 s
-// timeout, 15 s, and the retry comes within 30 s of the kill.
+// look at the same delivery (another instance's dispatcher) never sends
+// concurrently with the first. It is also how long an attempt held by a
+// killed process waits before it is made again, so it is no longer than
+// that: with the 10 s timeout, 15 s, and the next dispatcher poll makes it.
 func (s *Service) lease() time.Duration { return s.timeout + 5*time.Second }
 
 // stamp is the service's clock at the database's precision.

@@ -1,0 +1,266 @@
+package webhook
+
+import (
+	"context"
+	"log/slog"
+	"maps"
+	"slices"
+	"sync"
+	"time"
+)
+
+// The Dispatcher makes every pending delivery's automatic attempts, each
+// when it is due. A delivery's row already holds all its schedule (state,
+// next_attempt_at) and its claim (lease_until), so the row is the queue:
+// nothing else is written to schedule an attempt, and whatever commits a
+// delivery, or a failed attempt's next time, has scheduled it. Each
+// instance's dispatcher reads the due deliveries that no attempt holds,
+// oldest first, as many as it has free workers, and runs Attempt's logic
+// on each; the claim inside it (a conditional update with a lease) decides
+// which instance sends when two read the same delivery. An attempt held
+// by a killed process is due again once its lease is over.
+//
+// Webhook attempts used to be River jobs: one job per attempt, fetched,
+// snoozed between attempts and completed by River beside the delivery's
+// own writes. That was a quarter of the database's time in a drain
+// (docs/performance.md), and River's queue order gave no endpoint a
+// bound: a dead endpoint with a backlog could take every worker, ten
+// seconds at a time, and hold back every other merchant's webhooks.
+
+// wakeChannel is the PostgreSQL notification channel on which a transaction
+// that makes deliveries due (a settlement, a bulk re-send) tells every
+// instance's dispatcher to look, the moment it commits.
+const wakeChannel = "momopay_webhooks_due"
+
+// Dispatching defaults.
+const (
+	// DefaultWorkers bounds the attempts one instance runs at once. They
+	// mostly wait on receivers (up to 10 s each), so many cost little.
+	DefaultWorkers = 100
+	// DefaultPerEndpoint bounds the attempts one instance runs at once to
+	// any one endpoint: the per-endpoint fairness. An endpoint that times
+	// out holds at most this many workers; the others keep delivering
+	// everybody else's events. A receiver answering in 50 ms still gets
+	// 200 events a second from each instance.
+	DefaultPerEndpoint = 10
+	// dispatchPoll is how often an idle dispatcher looks for due
+	// deliveries when nothing told it to: the bound on how late a retry
+	// (its next_attempt_at passing), an attempt whose process died (its
+	// lease ending) and, on SQLite, which has no notifications, a new
+	// delivery start. An empty look is one query on a partial index.
+	dispatchPoll = 100 * time.Millisecond
+	// lookCooldown is the least time between two looks. Under a backlog
+	// every attempt that ends frees a worker and wakes the dispatcher;
+	// looking each time would cost a query per delivery, so the workers
+	// freed within the cooldown are filled by one query.
+	lookCooldown = 5 * time.Millisecond
+	// errorPause is how long this instance leaves alone a delivery whose
+	// attempt ended in an error of its own (the database, not the
+	// receiver, whose refusals follow the contract's schedule), and waits
+	// after a look that failed, so that a failing database is not asked
+	// again in a tight loop.
+	errorPause = time.Second
+)
+
+// DispatchConfig tunes a Dispatcher; zero values take the defaults.
+type DispatchConfig struct {
+	Workers, PerEndpoint int
+	// Poll replaces dispatchPoll: tests use a long one to show that a
+	// notification alone starts an attempt.
+	Poll time.Duration
+}
+
+// Dispatcher runs the due attempts of every merchant's deliveries (see
+// the top of this file). Start it once; Stop ends it.
+type Dispatcher struct {
+	s                    *Service
+	workers, perEndpoint int
+	poll                 time.Duration
+	log                  *slog.Logger
+	wake                 chan struct{}
+
+	mu sync.Mutex
+	// running maps each delivery being attempted to its endpoint, and
+	// byEndpoint counts them by endpoint.
+	running    map[string]string
+	byEndpoint map[string]int
+	// paused holds deliveries whose attempt failed with an error until
+	// the time given (errorPause).
+	paused map[string]time.Time
+
+	attempts       sync.WaitGroup
+	stopLooking    context.CancelFunc
+	cancelAttempts context.CancelFunc
+	done           chan struct{}
+}
+
+// NewDispatcher returns a dispatcher of s's deliveries.
+func (s *Service) NewDispatcher(cfg DispatchConfig) *Dispatcher {
+	d := &Dispatcher{
+		s: s, workers: cfg.Workers, perEndpoint: cfg.PerEndpoint, poll: cfg.Poll, log: s.log,
+		wake: make(chan struct{}, 1), done: make(chan struct{}), running: map[string]string{}, byEndpoint: map[string]int{}, paused: map[string]time.Time{},
+	}
+	if d.workers <= 0 {
+		d.workers = DefaultWorkers
+	}
+	if d.perEndpoint <= 0 {
+		d.perEndpoint = DefaultPerEndpoint
+	}
+	if d.poll <= 0 {
+		d.poll = dispatchPoll
+	}
+	return d
+}
+
+// Start runs the dispatcher in the background until Stop (or ctx ends).
+// Attempts run on a context of their own that only Stop cancels, so that
+// a stopping instance lets the attempts it began finish.
+func (d *Dispatcher) Start(ctx context.Context) {
+	var looking, attempts context.Context
+	looking, d.stopLooking = context.WithCancel(ctx)
+	attempts, d.cancelAttempts = context.WithCancel(context.WithoutCancel(ctx))
+	go d.s.db.Listen(looking, wakeChannel, "webhook dispatcher's listener (new deliveries wait for the next poll meanwhile)", d.log,
+		func(up bool) {
+			if up { // what was announced while nobody listened
+				d.Wake()
+			}
+		},
+		func(string) { d.Wake() })
+	go func() {
+		defer close(d.done)
+		d.run(looking, attempts)
+	}()
+}
+
+// Stop stops taking deliveries and waits for the attempts running until
+// ctx ends. Then it cancels them, each records itself as interrupted and
+// gives its delivery back for the next instance, and returns ctx's error.
+func (d *Dispatcher) Stop(ctx context.Context) error {
+	d.stopLooking()
+	<-d.done
+	finished := make(chan struct{})
+	go func() {
+		d.attempts.Wait()
+		close(finished)
+	}()
+	select {
+	case <-finished:
+		d.cancelAttempts()
+		return nil
+	case <-ctx.Done():
+	}
+	d.cancelAttempts()
+	<-finished
+	return ctx.Err()
+}
+
+// Stopped is closed once the dispatcher no longer takes deliveries.
+func (d *Dispatcher) Stopped() <-chan struct{} { return d.done }
+
+// Wake makes the dispatcher look for due deliveries now.
+func (d *Dispatcher) Wake() {
+	select {
+	case d.wake <- struct{}{}:
+	default: // a look is already coming
+	}
+}
+
+// run looks for due deliveries whenever woken (a notification, an attempt
+// ending) and every poll, until ctx ends.
+func (d *Dispatcher) run(ctx, attempts context.Context) {
+	tick := time.NewTicker(d.poll)
+	defer tick.Stop()
+	var notBefore time.Time // the earliest next look
+	for {
+		if wait := time.Until(notBefore); wait > 0 {
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(wait):
+			}
+		}
+		notBefore = time.Now().Add(lookCooldown)
+		again, err := d.dispatch(ctx, attempts)
+		if err != nil && ctx.Err() == nil {
+			d.log.Warn("looking for due webhook deliveries failed; will look again", "err", err)
+			notBefore = time.Now().Add(errorPause) // not at every wake
+			continue
+		}
+		if again {
+			continue
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-d.wake:
+		case <-tick.C:
+		}
+	}
+}
+
+// dispatch starts attempts of due deliveries on the free workers, at most
+// perEndpoint per endpoint, and says whether to look again at once: it
+// filled every free worker, so more may be due, or it left out
+// deliveries of an endpoint that reached its bound.
+func (d *Dispatcher) dispatch(ctx, attempts context.Context) (again bool, err error) {
+	d.mu.Lock()
+	free := d.workers - len(d.running)
+	now := time.Now()
+	skip := slices.Collect(maps.Keys(d.running))
+	for id, until := range d.paused {
+		if now.After(until) {
+			delete(d.paused, id)
+		} else {
+			skip = append(skip, id)
+		}
+	}
+	var full []string
+	for e, n := range d.byEndpoint {
+		if n >= d.perEndpoint {
+			full = append(full, e)
+		}
+	}
+	d.mu.Unlock()
+	if free <= 0 {
+		return false, nil // an attempt ending wakes us
+	}
+	due, err := d.s.due(ctx, free, skip, full)
+	if err != nil {
+		return false, err
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for _, t := range due {
+		if d.byEndpoint[t.endpointID] >= d.perEndpoint {
+			again = true
+			continue
+		}
+		d.running[t.id] = t.endpointID
+		d.byEndpoint[t.endpointID]++
+		d.attempts.Add(1)
+		go d.attempt(attempts, t)
+	}
+	return again || len(due) == free, nil
+}
+
+// attempt runs one delivery's attempt on a worker, bounded like the lease
+// it claims, and frees the worker.
+func (d *Dispatcher) attempt(ctx context.Context, t *target) {
+	defer d.attempts.Done()
+	ctx, cancel := context.WithTimeout(ctx, d.s.lease())
+	_, err := d.s.attempt(ctx, t)
+	cancel()
+	d.mu.Lock()
+	delete(d.running, t.id)
+	if d.byEndpoint[t.endpointID]--; d.byEndpoint[t.endpointID] <= 0 {
+		delete(d.byEndpoint, t.endpointID)
+	}
+	if err != nil && ctx.Err() == nil {
+		d.paused[t.id] = time.Now().Add(errorPause)
+	}
+	d.mu.Unlock()
+	if err != nil && ctx.Err() == nil {
+		d.log.Warn("webhook attempt failed on our side; will try again", "merchant_id", t.merchantID, "delivery_id", t.id, "err", err)
+	}
+	d.Wake()
+}

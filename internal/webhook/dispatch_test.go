@@ -1,0 +1,182 @@
+package webhook_test
+
+import (
+	"context"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/momopay/momopay/internal/payment"
+	"github.com/momopay/momopay/internal/webhook"
+)
+
+// TestDispatcherKeepsEndpointsApart is the per-endpoint fairness: a
+// merchant's endpoint that never answers, with a backlog older than
+// everybody else's, holds no more than its bound of the workers, and
+// another merchant's events go through meanwhile. Without the bound the
+// backlog, first in line, takes every worker.
+func TestDispatcherKeepsEndpointsApart(t *testing.T) {
+	eachEngine(t, func(t *testing.T, f *fixture) {
+		ctx := context.Background()
+		release := make(chan struct{})
+		var held, most atomic.Int32
+		slow := newReceiver(t, func(_ int, w http.ResponseWriter, r *http.Request) {
+			n := held.Add(1)
+			defer held.Add(-1)
+			for m := most.Load(); n > m && !most.CompareAndSwap(m, n); m = most.Load() {
+			}
+			select {
+			case <-release:
+			case <-r.Context().Done():
+			}
+		})
+		f.endpoint(t, f.merchant, slow)
+		for range 12 {
+			f.settle(t, f.merchant, payment.StatusSuccess)
+		}
+		d := f.app.Webhooks.NewDispatcher(webhook.DispatchConfig{Workers: 4, PerEndpoint: 2, Poll: 10 * time.Millisecond})
+		d.Start(ctx)
+		let := sync.OnceFunc(func() { close(release) })
+		defer d.Stop(ctx)
+		defer let()
+		slow.waitFor(t, 2, 10*time.Second, nil)
+
+		other := f.newMerchant(t)
+		fast := newReceiver(t, nil)
+		f.endpoint(t, other, fast)
+		for range 3 {
+			f.settle(t, other, payment.StatusFailed)
+		}
+		fast.waitFor(t, 3, 10*time.Second, nil)
+		if n := len(slow.requests()); n != 2 {
+			t.Fatalf("the endpoint that does not answer got %d attempts at once, want its bound of 2", n)
+		}
+
+		let()
+		slow.waitFor(t, 12, 30*time.Second, nil)
+		waitAllIn(t, f, f.merchant, 12, webhook.StateDelivered)
+		d.Stop(ctx)
+		if m := most.Load(); m != 2 {
+			t.Errorf("at most %d attempts at once to one endpoint, want 2", m)
+		}
+	})
+}
+
+// TestDispatcherStartsOnNotify: on PostgreSQL a delivery's first attempt
+// starts when the settlement that queued it commits, told by LISTEN/NOTIFY:
+// with the dispatcher polling once an hour, it still arrives.
+func TestDispatcherStartsOnNotify(t *testing.T) {
+	t.Parallel()
+	f := setup(t, "postgres")
+	rc := newReceiver(t, nil)
+	f.endpoint(t, f.merchant, rc)
+	d := f.app.Webhooks.NewDispatcher(webhook.DispatchConfig{Poll: time.Hour})
+	d.Start(context.Background())
+	defer d.Stop(context.Background())
+	// The dispatcher looks once as its listener connects; let that pass,
+	// so that only the notification can start the attempt.
+	time.Sleep(500 * time.Millisecond)
+	f.settle(t, f.merchant, payment.StatusSuccess)
+	rc.waitFor(t, 1, 30*time.Second, nil)
+}
+
+// TestDispatcherTakesOverAfterTheLease plays a process killed during an
+// attempt: the delivery is leased and its attempt left "sending". The
+// dispatcher leaves it alone while the lease runs, then makes the next
+// attempt, and the history shows the interrupted one.
+func TestDispatcherTakesOverAfterTheLease(t *testing.T) {
+	eachEngine(t, func(t *testing.T, f *fixture) {
+		ctx := context.Background()
+		rc := newReceiver(t, nil)
+		f.endpoint(t, f.merchant, rc)
+		f.settle(t, f.merchant, payment.StatusSuccess)
+		del := f.onlyDelivery(t, f.merchant)
+		lease := f.clock.Now().Add(15 * time.Second)
+		if _, err := f.app.DB.ExecContext(ctx, `UPDATE webhook_deliveries SET attempts = 1, lease_until = $1 WHERE id = $2`,
+			f.app.DB.Time(lease), del.ID); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := f.app.DB.ExecContext(ctx, `INSERT INTO webhook_attempts
+			(id, merchant_id, delivery_id, number, manual, attempted_at, status_code, error, latency_ms, response_excerpt, stage)
+			VALUES ($1, $2, $3, 1, FALSE, $4, NULL, '', 0, '', 'sending')`,
+			"6f1c9a53-8c1d-4c59-9a34-5c3f3f7c2b10", f.merchant, del.ID, f.app.DB.Time(f.clock.Now())); err != nil {
+			t.Fatal(err)
+		}
+		d := f.app.Webhooks.NewDispatcher(webhook.DispatchConfig{Poll: 10 * time.Millisecond})
+		d.Start(ctx)
+		defer d.Stop(ctx)
+		time.Sleep(300 * time.Millisecond)
+		if n := len(rc.requests()); n != 0 {
+			t.Fatalf("%d attempts under a live lease", n)
+		}
+		f.clock.Advance(15 * time.Second)
+		rc.waitFor(t, 1, 10*time.Second, nil)
+		got := waitState(t, f.app, f.merchant, del.ID, webhook.StateDelivered)
+		if len(got.Attempts) != 2 || !got.Attempts[0].Interrupted || !got.Attempts[1].Succeeded || got.Attempts[1].Number != 2 {
+			t.Fatalf("history after the take-over: %+v", got.Attempts)
+		}
+	})
+}
+
+// TestDispatcherStopInterruptsAtTheDeadline: a stopping instance lets its
+// attempts run until the grace ends, then cancels them; each records
+// itself as interrupted and gives its delivery back at once, so another
+// instance need not wait for the lease.
+func TestDispatcherStopInterruptsAtTheDeadline(t *testing.T) {
+	eachEngine(t, func(t *testing.T, f *fixture) {
+		arrived := make(chan struct{}, 1)
+		rc := newReceiver(t, func(n int, w http.ResponseWriter, r *http.Request) {
+			arrived <- struct{}{}
+			<-r.Context().Done()
+		})
+		f.endpoint(t, f.merchant, rc)
+		f.settle(t, f.merchant, payment.StatusSuccess)
+		d := f.app.Webhooks.NewDispatcher(webhook.DispatchConfig{Poll: 10 * time.Millisecond})
+		d.Start(context.Background())
+		select {
+		case <-arrived:
+		case <-time.After(10 * time.Second):
+			t.Fatal("no attempt started")
+		}
+		grace, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+		defer cancel()
+		if err := d.Stop(grace); err == nil {
+			t.Fatal("Stop returned nil with an attempt still running at its deadline")
+		}
+		got, _ := f.app.Webhooks.Delivery(context.Background(), f.merchant, f.onlyDelivery(t, f.merchant).ID)
+		if got.State != webhook.StatePending || len(got.Attempts) != 1 || !got.Attempts[0].Interrupted {
+			t.Fatalf("after the stop: %s, attempts %+v; want pending with one interrupted attempt", got.State, got.Attempts)
+		}
+		var leased int
+		if err := f.app.DB.QueryRow(`SELECT COUNT(*) FROM webhook_deliveries WHERE lease_until IS NOT NULL`).Scan(&leased); err != nil || leased != 0 {
+			t.Fatalf("%d deliveries still leased (%v)", leased, err)
+		}
+	})
+}
+
+// waitAllIn waits until merchant has want deliveries, all in state.
+func waitAllIn(t *testing.T, f *fixture, merchant string, want int, state webhook.DeliveryState) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		ds, err := f.app.Webhooks.Deliveries(context.Background(), merchant, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		for _, d := range ds {
+			if d.State == state {
+				n++
+			}
+		}
+		if n == want && len(ds) == want {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d of %d deliveries %s after 30 s", n, len(ds), state)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
