@@ -45,7 +45,7 @@ func (s *Service) due(ctx context.Context, limit int, skip, full []string) ([]*t
 			return err
 		}
 		var err error
-		out, err = scanTargets(tx.QueryContext(ctx, q, args...))
+		out, err = scanTargets(tx.QueryContext(ctx, q, append([]any{replanned}, args...)...))
 		return err
 	})
 	return out, err
