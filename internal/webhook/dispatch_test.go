@@ -156,6 +156,39 @@ func TestDispatcherStopInterruptsAtTheDeadline(t *testing.T) {
 	})
 }
 
+// TestTwoDispatchersSendEachOnce plays two instances: two dispatchers look
+// at the same due deliveries at the same time, and the claim lets only one
+// of them send each. Every delivery arrives once, with one attempt in its
+// history.
+func TestTwoDispatchersSendEachOnce(t *testing.T) {
+	eachEngine(t, func(t *testing.T, f *fixture) {
+		ctx := context.Background()
+		rc := newReceiver(t, nil)
+		f.endpointAt(t, f.merchant, rc, "/a")
+		f.endpointAt(t, f.merchant, rc, "/b")
+		for range 20 {
+			f.settle(t, f.merchant, payment.StatusSuccess)
+		}
+		for range 2 {
+			d := f.app.Webhooks.NewDispatcher(webhook.DispatchConfig{Workers: 8, Poll: 10 * time.Millisecond})
+			d.Start(ctx)
+			defer d.Stop(ctx)
+		}
+		rc.waitFor(t, 40, 30*time.Second, nil)
+		waitAllIn(t, f, f.merchant, 40, webhook.StateDelivered)
+		seen := map[string]int{}
+		for _, r := range rc.requests() {
+			seen[r.header.Get("X-Service-Delivery-Id")]++
+		}
+		ds, _ := f.app.Webhooks.Deliveries(ctx, f.merchant, 0)
+		for _, d := range ds {
+			if seen[d.ID] != 1 || d.AttemptCount != 1 {
+				t.Errorf("delivery %s: received %d times, %d attempts; want 1 and 1", d.ID, seen[d.ID], d.AttemptCount)
+			}
+		}
+	})
+}
+
 // waitAllIn waits until merchant has want deliveries, all in state.
 func waitAllIn(t *testing.T, f *fixture, merchant string, want int, state webhook.DeliveryState) {
 	t.Helper()
