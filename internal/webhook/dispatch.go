@@ -47,7 +47,7 @@ const (
 	// deliveries when nothing told it to: the bound on how late a retry
 	// (its next_attempt_at passing), an attempt whose process died (its
 	// lease ending) and, on SQLite, which has no notifications, a new
-	// delivery start. An empty look is one query on a partial index.
+	// delivery start. An empty look is a short read of a partial index.
 	dispatchPoll = 100 * time.Millisecond
 	// lookCooldown is the least time between two looks. Under a backlog
 	// every attempt that ends frees a worker and wakes the dispatcher;
@@ -247,19 +247,20 @@ func (d *Dispatcher) dispatch(ctx, attempts context.Context) (again bool, err er
 // it claims, and frees the worker.
 func (d *Dispatcher) attempt(ctx context.Context, t *target) {
 	defer d.attempts.Done()
-	ctx, cancel := context.WithTimeout(ctx, d.s.lease())
-	_, err := d.s.attempt(ctx, t)
+	bounded, cancel := context.WithTimeout(ctx, d.s.lease())
+	_, err := d.s.attempt(bounded, t)
 	cancel()
+	failed := err != nil && ctx.Err() == nil // an error of ours, not Stop
 	d.mu.Lock()
 	delete(d.running, t.id)
 	if d.byEndpoint[t.endpointID]--; d.byEndpoint[t.endpointID] <= 0 {
 		delete(d.byEndpoint, t.endpointID)
 	}
-	if err != nil && ctx.Err() == nil {
+	if failed {
 		d.paused[t.id] = time.Now().Add(errorPause)
 	}
 	d.mu.Unlock()
-	if err != nil && ctx.Err() == nil {
+	if failed {
 		d.log.Warn("webhook attempt failed on our side; will try again", "merchant_id", t.merchantID, "delivery_id", t.id, "err", err)
 	}
 	d.Wake()
