@@ -1,9 +1,11 @@
 package main
 
-// These test the harness's pure pieces; the harness itself never runs in
-// tests (it is a measurement, and `go test ./...` must stay fast).
+// These test the harness's pure pieces and how it opens its SQLite baseline;
+// the harness itself never runs in tests (it is a measurement, and `go test
+// ./...` must stay fast).
 
 import (
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -83,5 +85,26 @@ func TestUUIDOfIsPostgresMD5UUID(t *testing.T) {
 	// SELECT md5('1')::uuid on PostgreSQL.
 	if got, want := uuidOf("1"), "c4ca4238-a0b9-2382-0dcc-509a6f75849b"; got != want {
 		t.Errorf("uuidOf(1) = %s, want %s", got, want)
+	}
+}
+
+// The SQLite baseline must run with the server's settings, or its ratio
+// compares momopay with a differently tuned database.
+func TestSQLiteBaselineOpensLikeTheServer(t *testing.T) {
+	for synchronous, want := range map[string]int{"NORMAL": 1, "FULL": 2} {
+		db, err := openSQLite(t.Context(), filepath.Join(t.TempDir(), "raw.db"), synchronous)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var journal string
+		var sync, fk int
+		err = db.QueryRowContext(t.Context(), `SELECT (SELECT journal_mode FROM pragma_journal_mode), (SELECT synchronous FROM pragma_synchronous), (SELECT foreign_keys FROM pragma_foreign_keys)`).Scan(&journal, &sync, &fk)
+		db.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if journal != "wal" || sync != want || fk != 1 {
+			t.Errorf("synchronous=%s: journal_mode %s, synchronous %d, foreign_keys %d; want wal, %d, 1", synchronous, journal, sync, fk, want)
+		}
 	}
 }

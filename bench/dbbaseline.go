@@ -17,7 +17,8 @@ import (
 	"time"
 
 	_ "github.com/jackc/pgx/v5/stdlib" // registers the "pgx" driver
-	_ "modernc.org/sqlite"             // the driver momopay's store uses
+
+	"github.com/momopay/momopay/internal/store"
 )
 
 // pgServer is the PostgreSQL server the harness makes its throw-away
@@ -170,15 +171,6 @@ func parsePgbenchTPS(out string) (float64, error) {
 	return strconv.ParseFloat(m[1], 64)
 }
 
-// sqliteDSN opens path the way momopay's store does (internal/store/db.go):
-// WAL, a busy timeout, foreign keys, BEGIN IMMEDIATE, and synchronous as
-// given: NORMAL is what serve uses in sandbox mode (the mode the harness
-// runs), FULL what live mode uses.
-func sqliteDSN(path, synchronous string) string {
-	return "file:" + path + "?_pragma=journal_mode(WAL)&_pragma=busy_timeout(5000)&_pragma=foreign_keys(1)&_pragma=synchronous(" +
-		synchronous + ")&_txlock=immediate"
-}
-
 // sqliteBaseline is what SQLite alone did through momopay's driver.
 type sqliteBaseline struct {
 	InsertPerSec     float64 `json:"inserts_per_second"`      // synchronous=NORMAL, as serve in sandbox mode
@@ -202,15 +194,23 @@ func measureSQLite(ctx context.Context, dir string, d time.Duration) (sqliteBase
 	return b, err
 }
 
-func openSQLite(path, synchronous string) (*sql.DB, error) {
-	db, err := sql.Open("sqlite", sqliteDSN(path, synchronous))
+// openSQLite opens path the way momopay's server does, through
+// store.Open (WAL, a busy timeout, foreign keys, BEGIN IMMEDIATE, one
+// writer connection), with synchronous=NORMAL as serve uses in sandbox
+// mode (the mode the harness runs) or FULL as live mode does, and makes
+// the benchmark's table. The loops use the writer connection.
+func openSQLite(ctx context.Context, path, synchronous string) (*store.DB, error) {
+	url := path
+	if synchronous == "FULL" {
+		url = store.Durable(path)
+	}
+	db, err := store.Open(ctx, url)
 	if err != nil {
 		return nil, err
 	}
-	db.SetMaxOpenConns(1)
 	// SQLite has no UUID or TIMESTAMPTZ: the store keeps both as text.
 	schema := strings.NewReplacer("UUID", "TEXT", "TIMESTAMPTZ", "TEXT", "BIGINT", "INTEGER").Replace(benchTable)
-	if _, err := db.Exec(schema); err != nil {
+	if _, err := db.ExecContext(ctx, schema); err != nil {
 		db.Close()
 		return nil, err
 	}
@@ -221,7 +221,7 @@ const sqliteInsert = `INSERT INTO bench_tx (id, merchant_id, reference, amount, 
 VALUES (?, '00000000-0000-0000-0000-000000000001', ?, 1500, 'AIRTEL', '+23560000001', 'PENDING', ?, ?, ?)`
 
 func sqliteInserts(ctx context.Context, path, synchronous string, d time.Duration) (float64, error) {
-	db, err := openSQLite(path, synchronous)
+	db, err := openSQLite(ctx, path, synchronous)
 	if err != nil {
 		return 0, err
 	}
@@ -247,7 +247,7 @@ func sqliteInserts(ctx context.Context, path, synchronous string, d time.Duratio
 }
 
 func sqliteReads(ctx context.Context, path string, d time.Duration) (float64, error) {
-	db, err := openSQLite(path, "NORMAL")
+	db, err := openSQLite(ctx, path, "NORMAL")
 	if err != nil {
 		return 0, err
 	}
