@@ -82,8 +82,9 @@ type Config struct {
 
 // How long a job may run, and when River takes back one left running by a
 // process that died. Every worker is idempotent (payment.Service.Poll and
-// Expire settle with one conditional UPDATE), so running a job a second time is harmless and these can be short: a killed process's jobs
-// then come back in seconds, not the minutes River's defaults would take.
+// Expire settle with one conditional UPDATE), so running a job a second
+// time is harmless and these can be short: a killed process's jobs then
+// come back in seconds, not the minutes River's defaults would take.
 const (
 	// operatorEnquiryTimeout bounds one status enquiry to an operator, as
 	// webhook.DefaultTimeout bounds a receiver: 10 s is already far beyond

@@ -95,9 +95,7 @@ func (s *Sweeper) Sweep(ctx context.Context) (payments int, err error) {
 	if err != nil {
 		return 0, err
 	}
-	s.work(ctx, due, func(ctx context.Context, r Ref) (time.Duration, error) {
-		return s.Handlers.Payments.Expire(ctx, r.MerchantID, r.ID)
-	}, paymentJobTimeout)
+	s.expire(ctx, due)
 	if len(due) > 0 {
 		s.Logger.Info("swept overdue payments an expiry check had not settled", "payments", len(due))
 	}
@@ -107,11 +105,11 @@ func (s *Sweeper) Sweep(ctx context.Context) (payments int, err error) {
 // Ref names one transaction of a merchant.
 type Ref struct{ MerchantID, ID string }
 
-// work runs fn on every ref, sweepParallel at a time, each bounded like the
-// job it stands in for, and waits for all of them. The delay fn returns is
-// dropped: the row itself (status, next_attempt_at) says what comes next,
-// and the River job of the row acts on it once rescued.
-func (s *Sweeper) work(ctx context.Context, refs []Ref, fn func(context.Context, Ref) (time.Duration, error), timeout time.Duration) {
+// expire runs the expiry check of every ref, sweepParallel at a time, each
+// bounded like the expiry job it stands in for, and waits for all of them.
+// The delay Expire returns is dropped: the payment's row says what comes
+// next, and its River job acts on it once rescued.
+func (s *Sweeper) expire(ctx context.Context, refs []Ref) {
 	sem := make(chan struct{}, sweepParallel)
 	var wg sync.WaitGroup
 	for _, r := range refs {
@@ -123,10 +121,10 @@ func (s *Sweeper) work(ctx context.Context, refs []Ref, fn func(context.Context,
 		}
 		wg.Go(func() {
 			defer func() { <-sem }()
-			ctx, cancel := context.WithTimeout(ctx, timeout)
+			ctx, cancel := context.WithTimeout(ctx, paymentJobTimeout)
 			defer cancel()
-			if _, err := fn(ctx, r); err != nil && ctx.Err() == nil {
-				s.Logger.Warn("sweep could not work an overdue row; will try again", "merchant_id", r.MerchantID, "id", r.ID, "err", err)
+			if _, err := s.Handlers.Payments.Expire(ctx, r.MerchantID, r.ID); err != nil && ctx.Err() == nil {
+				s.Logger.Warn("sweep could not expire an overdue payment; will try again", "merchant_id", r.MerchantID, "id", r.ID, "err", err)
 			}
 		})
 	}

@@ -119,9 +119,11 @@ func (d *target) message(at time.Time) message {
 
 // Attempt makes the next automatic attempt of a pending delivery and
 // returns the time until the one after it, or 0 when there is none to
-// make; the Dispatcher runs it for every delivery that is due. On a 2xx the delivery is delivered; on a failure it returns the wait
-// before the next attempt from the contract's table (1 min, 5 min, 30 min,
-// 2 h), and after the fifth failed automatic attempt marks the delivery
+// make. The Dispatcher runs the same logic (attempt) on each due delivery
+// it has read; Attempt is the form for one delivery named by its ids. On
+// a 2xx the delivery is delivered; on a failure it returns the wait before
+// the next attempt from the contract's table (1 min, 5 min, 30 min, 2 h),
+// and after the fifth failed automatic attempt marks the delivery
 // undelivered and returns 0.
 //
 // It is safe to run twice or concurrently for one delivery (two instances'

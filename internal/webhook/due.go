@@ -81,16 +81,13 @@ func (s *Service) notIn(column string, n int) string {
 // idList is a list of ids as notIn's parameter: an array on PostgreSQL, a
 // JSON array on SQLite.
 func (s *Service) idList(ids []string) any {
+	if ids == nil {
+		ids = []string{} // [] rather than SQL NULL or JSON null
+	}
 	if s.db.Dialect == store.Postgres {
-		if ids == nil {
-			ids = []string{}
-		}
 		return ids
 	}
 	b, _ := json.Marshal(ids)
-	if ids == nil {
-		b = []byte("[]")
-	}
 	return string(b)
 }
 
