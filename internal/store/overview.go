@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"fmt"
 	"math/rand/v2"
+	"strings"
 	"time"
 
 	"github.com/momopay/momopay/internal/payment"
@@ -42,22 +43,53 @@ func (db *DB) totalsDaySQL(col string) string {
 // their commit. SQLite has one writer and keeps one.
 const totalsShards = 4
 
-// addToTotals moves count transactions (and their amount) into the
-// status's row of their day; a negative count takes them out. It runs in
-// the transaction that inserts, settles or deletes them. A shard's count
-// may go negative (a payment counted in one shard as PENDING leaves from
-// another): only the sum over the shards means anything.
-func (db *DB) addToTotals(ctx context.Context, tx *sql.Tx, t *payment.Transaction, status payment.Status, count int64) error {
-	shard := 0
-	if db.Dialect == Postgres {
-		shard = rand.IntN(totalsShards)
+// totalsMove is count transactions entering one status's totals; a
+// negative count takes them out.
+type totalsMove struct {
+	status payment.Status
+	count  int64
+}
+
+// totalsColumns and totalsUpsert are the insert into the daily totals that
+// adds to a row already there; createPG uses them too.
+const (
+	totalsColumns = `merchant_id, day, status, operator, shard, count, amount`
+	totalsUpsert  = `ON CONFLICT (merchant_id, day, status, operator, shard)
+		DO UPDATE SET count = transaction_daily_totals.count + excluded.count, amount = transaction_daily_totals.amount + excluded.amount`
+)
+
+// addToTotals moves t (its count and amount) between the status rows of
+// its day, in one statement however many moves: a settlement takes it out
+// of PENDING and into its final status in one round trip. It runs in the
+// transaction that inserts, settles or deletes t. A shard's count may go
+// negative (a payment counted in one shard as PENDING leaves from
+// another): only the sum over the shards means anything. The moves must be
+// of different statuses (one row may be changed once per statement), and
+// rows are locked in the order given, so callers keep PENDING first.
+func (db *DB) addToTotals(ctx context.Context, tx *sql.Tx, t *payment.Transaction, moves ...totalsMove) error {
+	var q strings.Builder
+	q.WriteString(`INSERT INTO transaction_daily_totals (` + totalsColumns + `) VALUES `)
+	args := []any{t.MerchantID, totalsDay(t.CreatedAt), string(t.Operator)}
+	for i, m := range moves {
+		if i > 0 {
+			q.WriteString(", ")
+		}
+		n := len(args)
+		fmt.Fprintf(&q, "($1, $2, $%d, $3, $%d, $%d, $%d)", n+1, n+2, n+3, n+4)
+		args = append(args, string(m.status), db.totalsShard(), m.count, m.count*t.Amount)
 	}
-	_, err := tx.ExecContext(ctx, `INSERT INTO transaction_daily_totals (merchant_id, day, status, operator, shard, count, amount)
-		VALUES ($1, $2, $3, $4, $5, $6, $7)
-		ON CONFLICT (merchant_id, day, status, operator, shard)
-		DO UPDATE SET count = transaction_daily_totals.count + excluded.count, amount = transaction_daily_totals.amount + excluded.amount`,
-		t.MerchantID, totalsDay(t.CreatedAt), string(status), string(t.Operator), shard, count, count*t.Amount)
+	q.WriteString(" " + totalsUpsert)
+	_, err := tx.ExecContext(ctx, q.String(), args...)
 	return err
+}
+
+// totalsShard picks the shard a write adds to: any of totalsShards on
+// PostgreSQL, the only one on SQLite.
+func (db *DB) totalsShard() int {
+	if db.Dialect == Postgres {
+		return rand.IntN(totalsShards)
+	}
+	return 0
 }
 
 // Figures reads what the dashboard's overview shows, from kept totals and

@@ -3,6 +3,8 @@ package store
 import (
 	"context"
 	"database/sql"
+	"fmt"
+	"strings"
 
 	"github.com/google/uuid"
 
@@ -27,7 +29,7 @@ func (s *Transactions) PushTaken(ctx context.Context, merchantID, id string, ste
 		_, err := s.db.ExecContext(ctx, `WITH `+RelaxedCommit+`, taken AS (
 				UPDATE transactions SET push_in_flight = FALSE
 				WHERE merchant_id = $1 AND id = $2 AND push_in_flight RETURNING merchant_id, id)
-			INSERT INTO transaction_events (id, merchant_id, transaction_id, kind, source, status, detail, at)
+			INSERT INTO transaction_events (`+eventColumns+`)
 			SELECT $3, merchant_id, id, $4, $5, $6, $7, $8 FROM taken, relaxed`,
 			merchantID, id, uuid.Must(uuid.NewV7()).String(), string(step.Kind), step.Source, string(step.Status),
 			payment.EventDetail(step.Detail), s.db.Time(step.At))
@@ -42,7 +44,7 @@ func (s *Transactions) PushTaken(ctx context.Context, merchantID, id string, ste
 		if n, err := res.RowsAffected(); err != nil || n == 0 {
 			return err
 		}
-		return s.addEvent(ctx, tx, merchantID, id, step)
+		return s.addSteps(ctx, tx, merchantID, id, step)
 	})
 }
 
@@ -56,13 +58,37 @@ func (s *Transactions) Heard(ctx context.Context, merchantID, id string, e payme
 	})
 }
 
-// addEvent writes one step of a transaction's timeline inside tx. The id is
-// a version 7 UUID, which orders steps written in the same microsecond.
+// eventColumns are a timeline step's columns.
+const eventColumns = `id, merchant_id, transaction_id, kind, source, status, detail, at`
+
+// addEvent writes one step of a transaction's timeline inside tx, if the
+// transaction exists. The id is a version 7 UUID, which orders steps
+// written in the same microsecond.
 func (s *Transactions) addEvent(ctx context.Context, tx *sql.Tx, merchantID, id string, e payment.TransactionEvent) error {
-	_, err := tx.ExecContext(ctx, `INSERT INTO transaction_events (id, merchant_id, transaction_id, kind, source, status, detail, at)
+	_, err := tx.ExecContext(ctx, `INSERT INTO transaction_events (`+eventColumns+`)
 		SELECT $1, $2, $3, $4, $5, $6, $7, $8 WHERE EXISTS (SELECT 1 FROM transactions WHERE merchant_id = $2 AND id = $3)`,
 		uuid.Must(uuid.NewV7()).String(), merchantID, id, string(e.Kind), e.Source, string(e.Status),
 		payment.EventDetail(e.Detail), s.db.Time(e.At))
+	return err
+}
+
+// addSteps writes steps of a transaction that tx has just inserted or
+// updated, in order and in one statement: a settlement's two steps cost
+// one round trip. Unlike addEvent it does not look for the transaction.
+func (s *Transactions) addSteps(ctx context.Context, tx *sql.Tx, merchantID, id string, steps ...payment.TransactionEvent) error {
+	var q strings.Builder
+	q.WriteString(`INSERT INTO transaction_events (` + eventColumns + `) VALUES `)
+	args := []any{merchantID, id}
+	for i, e := range steps {
+		if i > 0 {
+			q.WriteString(", ")
+		}
+		n := len(args)
+		fmt.Fprintf(&q, "($%d, $1, $2, $%d, $%d, $%d, $%d, $%d)", n+1, n+2, n+3, n+4, n+5, n+6)
+		args = append(args, uuid.Must(uuid.NewV7()).String(), string(e.Kind), e.Source, string(e.Status),
+			payment.EventDetail(e.Detail), s.db.Time(e.At))
+	}
+	_, err := tx.ExecContext(ctx, q.String(), args...)
 	return err
 }
 

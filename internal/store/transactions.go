@@ -61,32 +61,12 @@ func scanTransaction(row interface{ Scan(...any) error }) (*payment.Transaction,
 // CreateTransaction implements payment.Store.
 func (s *Transactions) CreateTransaction(ctx context.Context, t *payment.Transaction) error {
 	return s.db.InTx(ctx, func(tx *sql.Tx) error {
-		// ON CONFLICT DO NOTHING keeps the loser of a race from aborting
-		// the transaction on PostgreSQL, so it can read the winner's id.
-		res, err := tx.ExecContext(ctx, `INSERT INTO transactions (`+insertColumns+`)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)
-			ON CONFLICT (merchant_id, reference) DO NOTHING`,
-			t.ID, t.MerchantID, t.Reference, t.InternalRef, t.Amount, t.Currency, string(t.Operator),
-			t.PhoneNumber, t.Description, string(t.Status), s.db.Time(t.CreatedAt), s.db.Time(t.UpdatedAt), s.db.Time(t.ExpiresAt),
-			t.PushInFlight)
+		inserted, err := s.insertNew(ctx, tx, t)
 		if IsUniqueViolation(err, "internal_ref") {
 			return payment.ErrInternalRefTaken
 		}
-		if err != nil {
+		if err != nil || inserted {
 			return err
-		}
-		if n, _ := res.RowsAffected(); n == 1 {
-			if err := s.addEvent(ctx, tx, t.MerchantID, t.ID, payment.TransactionEvent{
-				Kind: payment.EventCreated, At: t.CreatedAt, Status: t.Status,
-			}); err != nil {
-				return err
-			}
-			if err := jobs.ScheduleLifecycle(ctx, s.jobs, tx, t.MerchantID, t.ID, t.CreatedAt.Add(payment.FirstPollDelay), t.ExpiresAt); err != nil {
-				return err
-			}
-			// The totals last: their row is shared by every payment of the
-			// merchant's day, and is locked from here to the commit.
-			return s.db.addToTotals(ctx, tx, t, t.Status, 1)
 		}
 		var existing string
 		err = tx.QueryRowContext(ctx, `SELECT id FROM transactions WHERE merchant_id = $1 AND reference = $2`,
@@ -105,6 +85,73 @@ func (s *Transactions) CreateTransaction(ctx context.Context, t *payment.Transac
 			Message: "a transaction with this reference already exists"}
 	})
 }
+
+// insertNew writes t with the first step of its timeline, its two
+// lifecycle jobs and its count in the daily totals, inside tx; false, and
+// nothing written, when the merchant has a transaction with its reference.
+// ON CONFLICT DO NOTHING keeps the loser of a race from aborting the
+// transaction on PostgreSQL, so it can read the winner's id. The totals go
+// last: their row is shared by every payment of the merchant's day, and is
+// locked from there to the commit.
+func (s *Transactions) insertNew(ctx context.Context, tx *sql.Tx, t *payment.Transaction) (bool, error) {
+	created := payment.TransactionEvent{Kind: payment.EventCreated, At: t.CreatedAt, Status: t.Status}
+	firstPoll := t.CreatedAt.Add(payment.FirstPollDelay)
+	if s.db.Dialect == Postgres {
+		// The jobs first, then the rest in one statement: four round trips
+		// (BEGIN, jobs, insert, COMMIT) where one statement each made six.
+		// When the reference is taken, the caller's error rolls the jobs
+		// back.
+		if err := jobs.ScheduleLifecycle(ctx, s.jobs, tx, t.MerchantID, t.ID, firstPoll, t.ExpiresAt); err != nil {
+			return false, err
+		}
+		res, err := tx.ExecContext(ctx, createPG,
+			t.ID, t.MerchantID, t.Reference, t.InternalRef, t.Amount, t.Currency, string(t.Operator),
+			t.PhoneNumber, t.Description, string(t.Status), s.db.Time(t.CreatedAt), s.db.Time(t.UpdatedAt), s.db.Time(t.ExpiresAt),
+			t.PushInFlight,
+			uuid.Must(uuid.NewV7()).String(), string(created.Kind), created.Source, payment.EventDetail(created.Detail),
+			totalsDay(t.CreatedAt), s.db.totalsShard())
+		if err != nil {
+			return false, err
+		}
+		n, err := res.RowsAffected()
+		return n == 1, err
+	}
+	res, err := tx.ExecContext(ctx, `INSERT INTO transactions (`+insertColumns+`)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)
+		ON CONFLICT (merchant_id, reference) DO NOTHING`,
+		t.ID, t.MerchantID, t.Reference, t.InternalRef, t.Amount, t.Currency, string(t.Operator),
+		t.PhoneNumber, t.Description, string(t.Status), s.db.Time(t.CreatedAt), s.db.Time(t.UpdatedAt), s.db.Time(t.ExpiresAt),
+		t.PushInFlight)
+	if err != nil {
+		return false, err
+	}
+	if n, err := res.RowsAffected(); n != 1 || err != nil {
+		return false, err
+	}
+	if err := s.addSteps(ctx, tx, t.MerchantID, t.ID, created); err != nil {
+		return false, err
+	}
+	if err := jobs.ScheduleLifecycle(ctx, s.jobs, tx, t.MerchantID, t.ID, firstPoll, t.ExpiresAt); err != nil {
+		return false, err
+	}
+	return true, s.db.addToTotals(ctx, tx, t, totalsMove{t.Status, 1})
+}
+
+// createPG is insertNew's statement on PostgreSQL: the transaction, the
+// first step of its timeline ($15–$18) and its count in the day's totals
+// ($19 the day, $20 the shard), each written only if the transaction was.
+// It affects one row when it inserted, none when the reference was taken.
+const createPG = `WITH ins AS (
+		INSERT INTO transactions (` + insertColumns + `)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)
+		ON CONFLICT (merchant_id, reference) DO NOTHING
+		RETURNING merchant_id, id, amount, operator, status, created_at),
+	step AS (
+		INSERT INTO transaction_events (` + eventColumns + `)
+		SELECT $15, merchant_id, id, $16, $17, status, $18, created_at FROM ins)
+	INSERT INTO transaction_daily_totals (` + totalsColumns + `)
+	SELECT merchant_id, $19, status, operator, $20, 1, amount FROM ins
+	` + totalsUpsert
 
 // DeleteTransaction implements payment.Store. Only a row whose push is
 // still in flight goes: once the push was taken, or a duplicate or the
@@ -129,7 +176,7 @@ func (s *Transactions) DeleteTransaction(ctx context.Context, merchantID, id str
 			return err
 		}
 		deleted = true
-		return s.db.addToTotals(ctx, tx, t, t.Status, -1)
+		return s.db.addToTotals(ctx, tx, t, totalsMove{t.Status, -1})
 	})
 	return deleted, err
 }
@@ -171,10 +218,7 @@ func (s *Transactions) Settle(ctx context.Context, st payment.Settlement) (*paym
 		heard := payment.TransactionEvent{Kind: payment.EventHeard, At: st.At, Source: st.Source, Status: st.To, Detail: st.Detail}
 		if err == nil {
 			out, changed = t, true
-			if err := s.addEvent(ctx, tx, t.MerchantID, t.ID, heard); err != nil {
-				return err
-			}
-			if err := s.addEvent(ctx, tx, t.MerchantID, t.ID, payment.TransactionEvent{
+			if err := s.addSteps(ctx, tx, t.MerchantID, t.ID, heard, payment.TransactionEvent{
 				Kind: payment.EventSettled, At: st.At, Source: st.Source, Status: t.Status,
 			}); err != nil {
 				return err
@@ -186,10 +230,7 @@ func (s *Transactions) Settle(ctx context.Context, st payment.Settlement) (*paym
 			}
 			// The totals last: their rows are shared by every payment of
 			// the merchant's day, and are locked from here to the commit.
-			if err := s.db.addToTotals(ctx, tx, t, payment.StatusPending, -1); err != nil {
-				return err
-			}
-			return s.db.addToTotals(ctx, tx, t, t.Status, 1)
+			return s.db.addToTotals(ctx, tx, t, totalsMove{payment.StatusPending, -1}, totalsMove{t.Status, 1})
 		}
 		if !errors.Is(err, payment.ErrNotFound) {
 			return err

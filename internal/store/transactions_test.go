@@ -59,6 +59,16 @@ func newTransactions(t *testing.T, db *store.DB) (*store.Transactions, func(ref 
 	return txs, create
 }
 
+// jobsOf counts the River jobs queued for a transaction.
+func jobsOf(t *testing.T, db *store.DB, id string) int {
+	t.Helper()
+	var n int
+	if err := db.QueryRowContext(t.Context(), `SELECT COUNT(*) FROM river_job WHERE args->>'transaction_id' = $1`, id).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
 // TestPushInFlight: a transaction whose push is in flight is readable but
 // not listed; a refused push deletes it only while it is in flight, so one
 // judged taken (PushTaken) or settled is never deleted.
@@ -83,6 +93,11 @@ func TestPushInFlight(t *testing.T) {
 			t.Fatalf("duplicate reference: %v", err)
 		} else if e, _ := errors.AsType[*payment.Error](err); e.ExistingTransactionID != tr.ID {
 			t.Fatalf("duplicate names %q, want %q", e.ExistingTransactionID, tr.ID)
+		}
+		// The duplicate's jobs (inserted first on PostgreSQL) went with its
+		// rolled-back transaction.
+		if got, dupJobs := jobsOf(t, db, tr.ID), jobsOf(t, db, dup.ID); got != 2 || dupJobs != 0 {
+			t.Fatalf("lifecycle jobs: %d for the transaction, %d for its duplicate; want 2 and 0", got, dupJobs)
 		}
 
 		// Refused: deleted, and the reference is free again.
