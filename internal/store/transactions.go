@@ -98,6 +98,9 @@ func (s *Transactions) CreateTransaction(ctx context.Context, t *payment.Transac
 func (s *Transactions) insertNew(ctx context.Context, tx *sql.Tx, t *payment.Transaction) (bool, error) {
 	created := payment.TransactionEvent{Kind: payment.EventCreated, At: t.CreatedAt, Status: t.Status}
 	firstPoll := t.CreatedAt.Add(payment.FirstPollDelay)
+	row := []any{t.ID, t.MerchantID, t.Reference, t.InternalRef, t.Amount, t.Currency, string(t.Operator),
+		t.PhoneNumber, t.Description, string(t.Status), s.db.Time(t.CreatedAt), s.db.Time(t.UpdatedAt), s.db.Time(t.ExpiresAt),
+		t.PushInFlight}
 	if s.db.Dialect == Postgres {
 		// The jobs first, then the rest in one statement: four round trips
 		// (BEGIN, jobs, insert, COMMIT) where one statement each made six.
@@ -106,24 +109,16 @@ func (s *Transactions) insertNew(ctx context.Context, tx *sql.Tx, t *payment.Tra
 		if err := jobs.ScheduleLifecycle(ctx, s.jobs, tx, t.MerchantID, t.ID, firstPoll, t.ExpiresAt); err != nil {
 			return false, err
 		}
-		res, err := tx.ExecContext(ctx, createPG,
-			t.ID, t.MerchantID, t.Reference, t.InternalRef, t.Amount, t.Currency, string(t.Operator),
-			t.PhoneNumber, t.Description, string(t.Status), s.db.Time(t.CreatedAt), s.db.Time(t.UpdatedAt), s.db.Time(t.ExpiresAt),
-			t.PushInFlight,
+		res, err := tx.ExecContext(ctx, createPG, append(row,
 			uuid.Must(uuid.NewV7()).String(), string(created.Kind), created.Source, payment.EventDetail(created.Detail),
-			totalsDay(t.CreatedAt), s.db.totalsShard())
+			totalsDay(t.CreatedAt), s.db.totalsShard())...)
 		if err != nil {
 			return false, err
 		}
 		n, err := res.RowsAffected()
 		return n == 1, err
 	}
-	res, err := tx.ExecContext(ctx, `INSERT INTO transactions (`+insertColumns+`)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)
-		ON CONFLICT (merchant_id, reference) DO NOTHING`,
-		t.ID, t.MerchantID, t.Reference, t.InternalRef, t.Amount, t.Currency, string(t.Operator),
-		t.PhoneNumber, t.Description, string(t.Status), s.db.Time(t.CreatedAt), s.db.Time(t.UpdatedAt), s.db.Time(t.ExpiresAt),
-		t.PushInFlight)
+	res, err := tx.ExecContext(ctx, insertRow, row...)
 	if err != nil {
 		return false, err
 	}
@@ -139,14 +134,17 @@ func (s *Transactions) insertNew(ctx context.Context, tx *sql.Tx, t *payment.Tra
 	return true, s.db.addToTotals(ctx, tx, t, totalsMove{t.Status, 1})
 }
 
+// insertRow inserts a new transaction ($1–$14, insertColumns) unless the
+// merchant has one with its reference.
+const insertRow = `INSERT INTO transactions (` + insertColumns + `)
+	VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)
+	ON CONFLICT (merchant_id, reference) DO NOTHING`
+
 // createPG is insertNew's statement on PostgreSQL: the transaction, the
 // first step of its timeline ($15–$18) and its count in the day's totals
 // ($19 the day, $20 the shard), each written only if the transaction was.
 // It affects one row when it inserted, none when the reference was taken.
-const createPG = `WITH ins AS (
-		INSERT INTO transactions (` + insertColumns + `)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)
-		ON CONFLICT (merchant_id, reference) DO NOTHING
+const createPG = `WITH ins AS (` + insertRow + `
 		RETURNING merchant_id, id, amount, operator, status, created_at),
 	step AS (
 		INSERT INTO transaction_events (` + eventColumns + `)
