@@ -26,11 +26,12 @@ import (
 //     with the list's own conditions.
 //
 // All of it is one statement, so the per-day counts and their sum, the
-// total, come from one snapshot. The page then starts at the day holding
-// its first row: the newer days are skipped by their counts and OFFSET
-// walks only the rows of that one day before the page, in an index that
-// holds the list's conditions (migration 00011). A page therefore costs at
-// most one day's matching index entries, whatever its number.
+// total, come from one snapshot. The page is then read from the days
+// holding its rows alone: the other days are skipped by their counts, and
+// OFFSET walks those days' rows from the nearer end (pageWalk), in an
+// index that holds the list's conditions (migration 00011). A page
+// therefore costs at most half of its days' matching index entries,
+// whatever its number.
 
 // dayCount is how many listed transactions matching a filter were created
 // on one N'Djamena day (2006-01-02).
@@ -58,26 +59,9 @@ func (s *Transactions) ListTransactions(ctx context.Context, merchantID string, 
 	if f.Page-1 >= (page.Total+f.PerPage-1)/f.PerPage {
 		return page, nil
 	}
-	// The day holding the page's first row; the newer days are skipped
-	// by their counts: the page's filter ends with that day (at its last
-	// microsecond, as times are stored; the newest day needs no bound).
-	// The filter's to is replaced rather than a bound added beside it:
-	// SQLite would read from the filter's to, through every skipped day.
-	offset, g := (f.Page-1)*f.PerPage, f
-	for i, d := range days {
-		if offset < d.n {
-			if i > 0 {
-				start, err := dayStart(d.day)
-				if err != nil {
-					return nil, err
-				}
-				if last := start.AddDate(0, 0, 1).Add(-time.Microsecond); g.To.IsZero() || g.To.After(last) {
-					g.To = last
-				}
-			}
-			break
-		}
-		offset -= d.n
+	g, order, limit, offset, err := pageWalk(f, days, page.Total)
+	if err != nil {
+		return nil, err
 	}
 
 	// The page's ids first, from the listed rows' indexes alone (migration
@@ -87,11 +71,11 @@ func (s *Transactions) ListTransactions(ctx context.Context, merchantID string, 
 	// the outer one too, SQLite read the merchant's every row to test it
 	// against the ids.)
 	where, args := s.listFilter(merchantID, g)
-	args = append(args, f.PerPage, offset)
+	args = append(args, limit, offset)
 	rows, err := s.db.Reader().QueryContext(ctx, fmt.Sprintf(`SELECT %s FROM transactions
 		WHERE id IN (SELECT id FROM transactions WHERE %s
-			ORDER BY created_at DESC, id DESC LIMIT $%d OFFSET $%d)
-		ORDER BY created_at DESC, id DESC`, transactionColumns, strings.Join(where, " AND "), len(args)-1, len(args)), args...)
+			ORDER BY created_at %[3]s, id %[3]s LIMIT $%[4]d OFFSET $%[5]d)
+		ORDER BY created_at DESC, id DESC`, transactionColumns, strings.Join(where, " AND "), order, len(args)-1, len(args)), args...)
 	if err != nil {
 		return nil, err
 	}
@@ -104,6 +88,72 @@ func (s *Transactions) ListTransactions(ctx context.Context, merchantID string, 
 		page.Transactions = append(page.Transactions, *t)
 	}
 	return page, rows.Err()
+}
+
+// pageWalk says how to read page f.Page of a list whose matching rows
+// number total, days holding them as dayCounts counted them: the filter
+// narrowed to the days the page lies on, the direction of the walk (DESC
+// or ASC), and its LIMIT and OFFSET.
+//
+// The days newer than the page's first row, and older than its last, are
+// skipped by their counts: the filter is narrowed to end with the first
+// row's day and to start with the last row's (at their last and first
+// microsecond, as times are stored). OFFSET then walks whichever is
+// shorter: the rows of the first day before the page, newest first
+// (DESC), or those of the last day after it, oldest first (ASC; the outer
+// query puts the page back in order). A page thus walks at most half of a
+// day's matching rows, and the last page of a busy day is as cheap as its
+// first.
+//
+// The filter's from and to are replaced by the days' bounds rather than
+// bounds added beside them: SQLite would read from the filter's own
+// bound, through every skipped day.
+func pageWalk(f payment.ListFilter, days []dayCount, total int) (g payment.ListFilter, order string, limit, offset int, err error) {
+	g, before := f, (f.Page-1)*f.PerPage
+	rows := min(f.PerPage, total-before) // on this page
+	// first and last: the days holding the page's first and last rows;
+	// skip: the rows of first before the page; window: the rows of the
+	// days first to last.
+	first, last, skip, window := -1, -1, 0, 0
+	for i, d := range days {
+		if first < 0 && before < d.n {
+			first, skip = i, before
+		}
+		if first >= 0 {
+			window += d.n
+			if before+rows <= d.n {
+				last = i
+				break
+			}
+		}
+		before -= d.n
+	}
+	if first < 0 || last < 0 {
+		return g, "", 0, 0, fmt.Errorf("page %d of %d rows: its days are not in the counts", f.Page, total)
+	}
+	if first > 0 {
+		start, err := dayStart(days[first].day)
+		if err != nil {
+			return g, "", 0, 0, err
+		}
+		if end := start.AddDate(0, 0, 1).Add(-time.Microsecond); g.To.IsZero() || g.To.After(end) {
+			g.To = end
+		}
+	}
+	after := window - skip - rows // the rows of the last day after the page
+	if after >= skip {
+		return g, "DESC", f.PerPage, skip, nil
+	}
+	if last < len(days)-1 {
+		start, err := dayStart(days[last].day)
+		if err != nil {
+			return g, "", 0, 0, err
+		}
+		if g.From.IsZero() || g.From.Before(start) {
+			g.From = start
+		}
+	}
+	return g, "ASC", rows, after, nil
 }
 
 // dayCounts returns, newest day first, how many of the merchant's listed
