@@ -17,12 +17,12 @@ import (
 // BenchmarkList100k times ListTransactions for a merchant with 100,000
 // transactions over a year, and for one with 100,000 on a single day (the
 // busy-day cases, whose deep pages no day's count can skip), on both
-// engines (PostgreSQL is skipped when
-// absent), and reports the median and 99th percentile of one call
-// (p50-ms, p99-ms; issue 11 asks p99 < 10 ms on PostgreSQL, < 20 ms on
-// SQLite). Each case (list/...) also runs as count/... through the
-// brute-force reference of TestListMatchesCount (COUNT(*) then
-// LIMIT/OFFSET, what the list did before the kept totals), for comparison:
+// engines (PostgreSQL is skipped when absent), and reports the median and
+// 99th percentile of one call (p50-ms, p99-ms; issue 11 asks p99 < 10 ms
+// on PostgreSQL, < 20 ms on SQLite). Each case (list/...) also runs as
+// count/... through the brute-force reference of TestListMatchesCount
+// (COUNT(*) then LIMIT/OFFSET, what the list did before the kept totals),
+// for comparison:
 //
 //	go test -run '^$' -bench BenchmarkList100k -benchtime 200x ./internal/store
 //	go test -run '^$' -bench 'BenchmarkList100k/.*/list' -benchtime 500x ./internal/store
