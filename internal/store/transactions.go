@@ -91,6 +91,7 @@ func (s *Transactions) CreateTransaction(ctx context.Context, t *payment.Transac
 // false when the merchant has a transaction with t's reference; nothing of
 // t is then kept once the caller's error rolls tx back (on PostgreSQL the
 // jobs were already inserted).
+//
 // ON CONFLICT DO NOTHING keeps the loser of a race from aborting the
 // transaction on PostgreSQL, so it can read the winner's id. The totals go
 // last: their row is shared by every payment of the merchant's day, and is

@@ -24,10 +24,10 @@ import (
 // due. PostgreSQL's statistics trail a burst: a table that gained
 // thousands of due deliveries in seconds is still planned as holding a
 // few dozen, and then the planner reads every due one and sorts them, for
-// every look (7-10 ms a look at 10,000 due). So the look
-// picks its ids alone (the join cannot be planned first), in a
-// transaction where sorting is ruled out, leaving the index walk as the
-// plan. SQLite's planner walks the index for the ORDER BY by itself.
+// every look (7-10 ms a look at 10,000 due). So the look picks its ids
+// alone (the join cannot be planned first), in a transaction where
+// sorting is ruled out, leaving the index walk as the plan. SQLite's
+// planner walks the index for the ORDER BY by itself.
 func (s *Service) due(ctx context.Context, limit int, skip, full []string) ([]*target, error) {
 	q := `WITH due AS MATERIALIZED (
 			SELECT id FROM webhook_deliveries
