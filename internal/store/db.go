@@ -19,7 +19,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/stdlib" // also registers the "pgx" driver
 	"github.com/pressly/goose/v3"
-	_ "modernc.org/sqlite" // registers the "sqlite" driver
+	"modernc.org/sqlite"
 )
 
 // Dialect names a database engine.
@@ -154,7 +154,7 @@ func openSQLite(ctx context.Context, path string, create bool) (*DB, error) {
 	}
 	// mode=rw: the file exists by now (prepareSQLiteFile made it with the
 	// right mode), and SQLite must not create it with the umask's.
-	sqldb, err := sql.Open("sqlite", "file:"+abs+"?mode=rw&"+params)
+	sqldb, err := openSQLiteDB("file:" + abs + "?mode=rw&" + params)
 	if err != nil {
 		return nil, fmt.Errorf("open SQLite database %s: %w", abs, err)
 	}
@@ -180,13 +180,23 @@ func openSQLite(ctx context.Context, path string, create bool) (*DB, error) {
 	if query != "" {
 		readParams = query + "&" + readParams
 	}
-	if db.readers, err = sql.Open("sqlite", "file:"+abs+"?mode=rw&"+readParams); err != nil {
+	if db.readers, err = openSQLiteDB("file:" + abs + "?mode=rw&" + readParams); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("open SQLite database %s: %w", abs, err)
 	}
 	db.readers.SetMaxOpenConns(sqliteReaders)
 	db.readers.SetMaxIdleConns(sqliteReaders)
 	return db, nil
+}
+
+// openSQLiteDB is sql.Open for SQLite, with each connection keeping its
+// statements prepared (stmtCache).
+func openSQLiteDB(dsn string) (*sql.DB, error) {
+	c, err := sqlite.NewConnector(dsn)
+	if err != nil {
+		return nil, err
+	}
+	return sql.OpenDB(stmtCache{c}), nil
 }
 
 // sqliteFileMode keeps the database to its owner: it holds webhook signing
