@@ -29,3 +29,14 @@ func (s *APIKeys) WaitCacheLive(ctx context.Context) error {
 		}
 	}
 }
+
+// QueuedCreates is how many creates wait for the next SQLite batch (0
+// where creates are not batched).
+func (s *Transactions) QueuedCreates() int {
+	if s.creates == nil {
+		return 0
+	}
+	s.creates.mu.Lock()
+	defer s.creates.mu.Unlock()
+	return len(s.creates.queue)
+}
