@@ -2,6 +2,8 @@ package store
 
 import (
 	"context"
+	"database/sql"
+	"errors"
 	"fmt"
 	"slices"
 	"sync"
@@ -24,7 +26,8 @@ import (
 //
 // run must answer for every input, in order, and commit or roll back as a
 // whole. When it fails for a batch of several, each input is run again
-// alone, so one input the database refuses fails only its own caller.
+// alone, so one input the database refuses fails only its own caller;
+// unless the error is a *batchWideError, which every caller gets as is.
 type Batcher[In, Out any] struct {
 	run func(ctx context.Context, in []In) ([]Out, error)
 	max int
@@ -98,7 +101,9 @@ func (b *Batcher[In, Out]) runCalls(calls []*batchCall[In, Out]) {
 	if err == nil && len(out) != len(in) {
 		err = fmt.Errorf("store: a batch of %d answered %d", len(in), len(out))
 	}
-	if err != nil && len(calls) > 1 {
+	if wide, ok := errors.AsType[*batchWideError](err); ok {
+		err = wide.err
+	} else if err != nil && len(calls) > 1 {
 		for _, c := range calls {
 			b.runCalls([]*batchCall[In, Out]{c})
 		}
@@ -112,4 +117,63 @@ func (b *Batcher[In, Out]) runCalls(calls []*batchCall[In, Out]) {
 		}
 		close(c.done)
 	}
+}
+
+// batchWideError is a batch's failure that no input caused (BEGIN or
+// COMMIT refused: SQLite's write lock held elsewhere past the busy
+// timeout, say). Running each input again alone would meet it once per
+// input, each time after that timeout; every caller gets it at once.
+type batchWideError struct{ err error }
+
+func (e *batchWideError) Error() string { return e.err.Error() }
+func (e *batchWideError) Unwrap() error { return e.err }
+
+// outcome is one input's answer from a batch of writes (writesInTx):
+// what it wrote, or why it was refused.
+type outcome[Out any] struct {
+	out Out
+	err error
+}
+
+// writesInTx is a Batcher's run for writes of one kind on SQLite, where
+// every write waits for the one writer and a commit's cost is mostly the
+// WAL frames of the pages it changed, which writes of one kind share (the
+// tails of tables and indexes, a day's totals): one transaction runs one
+// for each input, in order, and commits them together.
+//
+// An error for which refused says true answers its own input only, and
+// the others go on: one must have written nothing when it returns such an
+// error. Any other error rolls the batch back, and the Batcher runs each
+// input again alone, so a batch never commits part of a write and one
+// failing write fails only its own caller.
+func writesInTx[In, Out any](db *DB, one func(context.Context, *sql.Tx, In) (Out, error), refused func(error) bool) func(context.Context, []In) ([]outcome[Out], error) {
+	return func(ctx context.Context, in []In) ([]outcome[Out], error) {
+		outs := make([]outcome[Out], len(in))
+		inputFailed := false
+		err := db.InTx(ctx, func(tx *sql.Tx) error {
+			for i, x := range in {
+				out, err := one(ctx, tx, x)
+				if err != nil && (refused == nil || !refused(err)) {
+					inputFailed = true
+					return err
+				}
+				outs[i] = outcome[Out]{out, err}
+			}
+			return nil
+		})
+		if err != nil && !inputFailed {
+			err = &batchWideError{err}
+		}
+		return outs, err
+	}
+}
+
+// write runs in through b (a Batcher of writesInTx) and returns its own
+// answer.
+func write[In, Out any](b *Batcher[In, outcome[Out]], in In) (Out, error) {
+	o, err := b.Do(in)
+	if err != nil {
+		return o.out, err
+	}
+	return o.out, o.err
 }

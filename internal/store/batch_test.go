@@ -2,12 +2,15 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"slices"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/momopay/momopay/internal/testdb"
 )
 
 // recorder is a batched statement that doubles its inputs, remembers each
@@ -140,5 +143,86 @@ func TestBatcherRefusesAShortAnswer(t *testing.T) {
 	b = NewBatcher(10, func(_ context.Context, in []int) ([]int, error) { return nil, want })
 	if _, err := b.Do(1); !errors.Is(err, want) {
 		t.Fatalf("got %v, want the statement's error", err)
+	}
+}
+
+// TestBatcherBatchWideFailure: a batch that fails for no input's sake
+// (BEGIN or COMMIT refused) answers every caller with the error at once,
+// instead of being run again once per input: on SQLite each run would
+// first wait out the busy timeout.
+func TestBatcherBatchWideFailure(t *testing.T) {
+	release := make(chan struct{})
+	r := &recorder{hold: release, started: make(chan struct{}), refuse: -1}
+	busy := errors.New("database is locked (5) (SQLITE_BUSY)")
+	wide := func(ctx context.Context, in []int) ([]int, error) {
+		r.run(ctx, in)
+		return nil, &batchWideError{busy}
+	}
+	b := NewBatcher(10, wide)
+	var wg sync.WaitGroup
+	wg.Go(func() { b.Do(0) })
+	<-r.started
+	errs := make([]error, 5)
+	for i := 1; i < len(errs); i++ {
+		wg.Go(func() { _, errs[i] = b.Do(i) })
+	}
+	queued(t, b, len(errs)-1)
+	close(release)
+	wg.Wait()
+	for i := 1; i < len(errs); i++ {
+		if errs[i] != busy {
+			t.Errorf("input %d got %v, want the batch's error itself", i, errs[i])
+		}
+	}
+	if len(r.batches) != 2 {
+		t.Fatalf("runs %v, want two: the first input alone, then the others once", r.batches)
+	}
+}
+
+// TestWritesInTxTellsBatchFromInput: writesInTx marks a failure of the
+// transaction itself as batch-wide, and an input's failure as its own;
+// a refused input answers alone and the others commit.
+func TestWritesInTxTellsBatchFromInput(t *testing.T) {
+	db, err := Open(t.Context(), testdb.URL(t, "sqlite"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := db.ExecContext(t.Context(), `CREATE TABLE w (x INTEGER PRIMARY KEY)`); err != nil {
+		t.Fatal(err)
+	}
+	taken := errors.New("taken")
+	bad := errors.New("bad")
+	run := writesInTx(db, func(ctx context.Context, tx *sql.Tx, x int) (int, error) {
+		switch x {
+		case 2:
+			return 0, taken // refused, having written nothing
+		case 4:
+			_, err := tx.ExecContext(ctx, `INSERT INTO w (x) VALUES ($1)`, x)
+			return 0, errors.Join(bad, err)
+		}
+		_, err := tx.ExecContext(ctx, `INSERT INTO w (x) VALUES ($1)`, x)
+		return 10 * x, err
+	}, func(err error) bool { return err == taken })
+	count := func() (n int) {
+		if err := db.QueryRowContext(t.Context(), `SELECT COUNT(*) FROM w`).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+
+	outs, err := run(t.Context(), []int{1, 2, 3})
+	if err != nil || outs[0].out != 10 || outs[1].err != taken || outs[2].out != 30 || count() != 2 {
+		t.Fatalf("a refused input among others: %+v %v, %d rows", outs, err, count())
+	}
+	_, err = run(t.Context(), []int{5, 4, 6})
+	if !errors.Is(err, bad) || errors.As(err, new(*batchWideError)) || count() != 2 {
+		t.Fatalf("an input's failure: %v, %d rows (want its own error, nothing committed)", err, count())
+	}
+	cancelled, cancel := context.WithCancel(t.Context())
+	cancel()
+	_, err = run(cancelled, []int{7, 8})
+	if !errors.As(err, new(*batchWideError)) || !errors.Is(err, context.Canceled) {
+		t.Fatalf("BEGIN refused: %v, want a batch-wide error", err)
 	}
 }

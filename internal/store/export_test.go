@@ -30,13 +30,18 @@ func (s *APIKeys) WaitCacheLive(ctx context.Context) error {
 	}
 }
 
-// QueuedCreates is how many creates wait for the next SQLite batch (0
-// where creates are not batched).
-func (s *Transactions) QueuedCreates() int {
+// QueuedWrites is how many of a payment's writes (creates, pushes taken,
+// settlements) wait for the next SQLite batch (0 where they are not
+// batched).
+func (s *Transactions) QueuedWrites() int {
 	if s.creates == nil {
 		return 0
 	}
-	s.creates.mu.Lock()
-	defer s.creates.mu.Unlock()
-	return len(s.creates.queue)
+	return queueLen(s.creates) + queueLen(s.pushes) + queueLen(s.settlements)
+}
+
+func queueLen[In, Out any](b *Batcher[In, Out]) int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return len(b.queue)
 }

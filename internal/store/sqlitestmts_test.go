@@ -37,6 +37,18 @@ func stmtDB(t *testing.T) *sql.Conn {
 	return conn
 }
 
+// begin starts a transaction on conn, rolled back at the end of the test
+// unless committed.
+func begin(t *testing.T, conn *sql.Conn) *sql.Tx {
+	t.Helper()
+	tx, err := conn.BeginTx(t.Context(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { tx.Rollback() })
+	return tx
+}
+
 // cacheOf returns the statements conn keeps, by text.
 func cacheOf(t *testing.T, conn *sql.Conn) map[string]*cachedStmt {
 	t.Helper()
@@ -119,11 +131,7 @@ func TestSQLiteStatementsReused(t *testing.T) {
 func TestSQLiteStatementBusy(t *testing.T) {
 	conn := stmtDB(t)
 	ctx := t.Context()
-	tx, err := conn.BeginTx(ctx, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tx.Rollback()
+	tx := begin(t, conn)
 	const q = `SELECT k, v FROM t WHERE k >= $1 ORDER BY k`
 	rows, err := tx.QueryContext(ctx, q, 1)
 	if err != nil {
@@ -183,11 +191,7 @@ func TestSQLiteStatementBusy(t *testing.T) {
 func TestSQLiteStatementsEvicted(t *testing.T) {
 	conn := stmtDB(t)
 	ctx := t.Context()
-	tx, err := conn.BeginTx(ctx, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tx.Rollback()
+	tx := begin(t, conn)
 	const open = `SELECT v FROM t ORDER BY k`
 	rows, err := tx.QueryContext(ctx, open)
 	if err != nil {

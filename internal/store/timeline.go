@@ -35,17 +35,28 @@ func (s *Transactions) PushTaken(ctx context.Context, merchantID, id string, ste
 			payment.EventDetail(step.Detail), s.db.Time(step.At))
 		return err
 	}
-	return s.db.InTx(ctx, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, `UPDATE transactions SET push_in_flight = FALSE
-			WHERE merchant_id = $1 AND id = $2 AND push_in_flight`, merchantID, id)
-		if err != nil {
-			return err
-		}
-		if n, err := res.RowsAffected(); err != nil || n == 0 {
-			return err
-		}
-		return s.addSteps(ctx, tx, merchantID, id, step)
-	})
+	// SQLite: with the others waiting for the writer (s.pushes).
+	_, err := write(s.pushes, pushTaken{merchantID, id, step})
+	return err
+}
+
+// pushTaken is what PushTaken writes.
+type pushTaken struct {
+	merchantID, id string
+	step           payment.TransactionEvent
+}
+
+// markTaken clears p's flag inside tx, and writes its step if it did.
+func (s *Transactions) markTaken(ctx context.Context, tx *sql.Tx, p pushTaken) error {
+	res, err := tx.ExecContext(ctx, `UPDATE transactions SET push_in_flight = FALSE
+		WHERE merchant_id = $1 AND id = $2 AND push_in_flight`, p.merchantID, p.id)
+	if err != nil {
+		return err
+	}
+	if n, err := res.RowsAffected(); err != nil || n == 0 {
+		return err
+	}
+	return s.addSteps(ctx, tx, p.merchantID, p.id, p.step)
 }
 
 // Heard implements payment.Store.

@@ -21,21 +21,31 @@ type Transactions struct {
 	// state change; the webhook outbox uses it to queue deliveries that
 	// commit or roll back with the change.
 	OnSettled func(ctx context.Context, tx *sql.Tx, t *payment.Transaction) error
-	// creates, on SQLite only, commits concurrent creates together (see
-	// createMany).
-	creates *Batcher[*payment.Transaction, error]
+	// On SQLite only, the writes of every payment (its create, its push
+	// taken, its settlement) are committed together with those of the
+	// same kind waiting for the writer (writesInTx): a commit was three
+	// quarters of such a write's cost.
+	creates     *Batcher[*payment.Transaction, outcome[struct{}]]
+	pushes      *Batcher[pushTaken, outcome[struct{}]]
+	settlements *Batcher[payment.Settlement, outcome[settled]]
 }
 
-// maxCreateBatch bounds the creates one SQLite transaction commits: more
+// maxWriteBatch bounds the writes one SQLite transaction commits: more
 // than the requests that usually wait for the writer at once, few enough
 // that a batch holds the writer for milliseconds.
-const maxCreateBatch = 64
+const maxWriteBatch = 64
 
 // NewTransactions returns the transaction store.
 func NewTransactions(db *DB, ins jobs.Inserter) *Transactions {
 	s := &Transactions{db: db, jobs: ins}
 	if db.Dialect == SQLite {
-		s.creates = NewBatcher(maxCreateBatch, s.createMany)
+		s.creates = NewBatcher(maxWriteBatch, writesInTx(db, func(ctx context.Context, tx *sql.Tx, t *payment.Transaction) (struct{}, error) {
+			return struct{}{}, s.create(ctx, tx, t)
+		}, refusedCreate))
+		s.pushes = NewBatcher(maxWriteBatch, writesInTx(db, func(ctx context.Context, tx *sql.Tx, p pushTaken) (struct{}, error) {
+			return struct{}{}, s.markTaken(ctx, tx, p)
+		}, nil))
+		s.settlements = NewBatcher(maxWriteBatch, writesInTx(db, s.settle, unknownSettled))
 	}
 	return s
 }
@@ -71,49 +81,22 @@ func scanTransaction(row interface{ Scan(...any) error }) (*payment.Transaction,
 }
 
 // CreateTransaction implements payment.Store. On SQLite the create joins
-// those waiting for the writer (createMany), and its caller waits for the
+// those waiting for the writer (s.creates), and its caller waits for the
 // answer whatever ctx says: once queued it may commit.
 func (s *Transactions) CreateTransaction(ctx context.Context, t *payment.Transaction) error {
 	if s.creates != nil {
-		refused, err := s.creates.Do(t)
-		if err != nil {
-			return err
-		}
-		return refused
+		_, err := write(s.creates, t)
+		return err
 	}
 	return s.db.InTx(ctx, func(tx *sql.Tx) error { return s.create(ctx, tx, t) })
-}
-
-// createMany creates ts in one SQLite transaction, for s.creates. A
-// create's commit was three quarters of its cost on SQLite (WAL frames
-// written for every page it changed, most of them the same pages as the
-// next create's: the tails of the tables and indexes, the day's totals),
-// and creates queue for the one writer anyway; committed together, they
-// share those pages.
-//
-// A create refused for its reference or internal_ref (see refusedCreate)
-// has written nothing, so it answers its own caller and the others go on.
-// Any other error rolls the whole batch back, and the Batcher runs each
-// create again alone: a batch never commits part of a create.
-func (s *Transactions) createMany(ctx context.Context, ts []*payment.Transaction) ([]error, error) {
-	refused := make([]error, len(ts))
-	return refused, s.db.InTx(ctx, func(tx *sql.Tx) error {
-		for i, t := range ts {
-			err := s.create(ctx, tx, t)
-			if err != nil && !refusedCreate(err) {
-				return err
-			}
-			refused[i] = err
-		}
-		return nil
-	})
 }
 
 // refusedCreate reports whether err is create's answer for a reference
 // or internal_ref already taken. On SQLite such a create wrote nothing:
 // its INSERT, the first of its statements, did nothing (a reference's
 // ON CONFLICT) or failed alone (internal_ref), which SQLite undoes
-// without ending the transaction.
+// without ending the transaction; so in a batch it answers its own caller
+// and the others commit.
 func refusedCreate(err error) bool {
 	return errors.Is(err, payment.ErrInternalRefTaken) || errors.Is(err, payment.ErrReferenceReleased) ||
 		payment.ErrorCode(err) == payment.EDUPLICATE
@@ -257,86 +240,106 @@ func (s *Transactions) TransactionByInternalRef(ctx context.Context, ref string)
 		FROM transactions WHERE internal_ref = $1`, ref))
 }
 
-// Settle implements payment.Store.
+// Settle implements payment.Store. On SQLite the settlement joins those
+// waiting for the writer (s.settlements), whatever ctx says.
 func (s *Transactions) Settle(ctx context.Context, st payment.Settlement) (*payment.Transaction, bool, error) {
-	var out *payment.Transaction
-	var changed bool
-	err := s.db.InTx(ctx, func(tx *sql.Tx) error {
-		// EXPIRED is the operator's word that the request expired, and it
-		// is believed only from expires_at on (contract §3): an earlier
-		// report is held here, for every source, and the expiry check asks
-		// the operator again at expires_at. A settled payment was certainly
-		// taken, so its push is no longer in flight.
-		// The operator's reference, code and our failure reason are kept
-		// with the transition (NULL when the operator gave none).
-		t, err := scanTransaction(tx.QueryRowContext(ctx, `UPDATE transactions
-			SET status = $1, updated_at = $2, push_in_flight = FALSE,
-			    operator_ref = COALESCE($5, operator_ref), operator_code = $6, failure_reason = $7
-			WHERE merchant_id = $3 AND id = $4 AND status = 'PENDING'
-			  AND ($1 <> 'EXPIRED' OR expires_at <= $2)
-			RETURNING `+transactionColumns, string(st.To), s.db.Time(st.At), st.MerchantID, st.TransactionID,
-			nullIfEmpty(st.OperatorRef), nullIfEmpty(st.OperatorCode), nullIfEmpty(st.FailureReason)))
-		heard := payment.TransactionEvent{Kind: payment.EventHeard, At: st.At, Source: st.Source, Status: st.To, Detail: st.Detail}
-		if err == nil {
-			out, changed = t, true
-			if err := s.addSteps(ctx, tx, t.MerchantID, t.ID, heard, payment.TransactionEvent{
-				Kind: payment.EventSettled, At: st.At, Source: st.Source, Status: t.Status,
-			}); err != nil {
-				return err
-			}
-			if s.OnSettled != nil {
-				if err := s.OnSettled(ctx, tx, t); err != nil {
-					return err
-				}
-			}
-			// The totals last: their rows are shared by every payment of
-			// the merchant's day, and are locked from here to the commit.
-			return s.db.addToTotals(ctx, tx, t, totalsMove{payment.StatusPending, -1}, totalsMove{t.Status, 1})
-		}
-		if !errors.Is(err, payment.ErrNotFound) {
+	var r settled
+	var err error
+	if s.settlements != nil {
+		r, err = write(s.settlements, st)
+	} else {
+		err = s.db.InTx(ctx, func(tx *sql.Tx) error {
+			r, err = s.settle(ctx, tx, st)
 			return err
-		}
-		// Already final (or unknown): never change it, but keep a different
-		// late outcome for a person to reconcile.
-		t, err = scanTransaction(tx.QueryRowContext(ctx, `SELECT `+transactionColumns+`
-			FROM transactions WHERE merchant_id = $1 AND id = $2`, st.MerchantID, st.TransactionID))
-		if err != nil {
-			return err
-		}
-		out = t
-		if err := s.addEvent(ctx, tx, t.MerchantID, t.ID, heard); err != nil {
-			return err
-		}
-		if !t.Status.Final() {
-			return nil // an early EXPIRED, held
-		}
-		if t.OperatorRef == "" && st.OperatorRef != "" {
-			// A late outcome may bring the operator's id of a payment that
-			// ended without one: a refund of a late SUCCESS needs it.
-			if _, err := tx.ExecContext(ctx, `UPDATE transactions SET operator_ref = $1
-				WHERE merchant_id = $2 AND id = $3 AND operator_ref IS NULL`, st.OperatorRef, t.MerchantID, t.ID); err != nil {
-				return err
-			}
-			t.OperatorRef = st.OperatorRef
-		}
-		if t.Status == st.To || !st.Reconcile {
-			return nil
-		}
-		_, err = tx.ExecContext(ctx, `INSERT INTO reconciliation_cases
-			(id, merchant_id, transaction_id, final_status, reported_status, source, detail, created_at)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
-			uuid.NewString(), t.MerchantID, t.ID, string(t.Status), string(st.To), st.Source, st.Detail, s.db.Time(st.At))
-		if err != nil {
-			return err
-		}
-		return s.addEvent(ctx, tx, t.MerchantID, t.ID, payment.TransactionEvent{
-			Kind: payment.EventLateOutcome, At: st.At, Source: st.Source, Status: st.To, Detail: st.Detail,
 		})
-	})
+	}
 	if err != nil {
 		return nil, false, err
 	}
-	return out, changed, nil
+	return r.t, r.changed, nil
+}
+
+// settled is Settle's answer: the transaction, and whether this
+// settlement changed its state.
+type settled struct {
+	t       *payment.Transaction
+	changed bool
+}
+
+// unknownSettled reports a settlement of a transaction that does not
+// exist, which wrote nothing.
+func unknownSettled(err error) bool { return errors.Is(err, payment.ErrNotFound) }
+
+// settle applies st inside tx.
+func (s *Transactions) settle(ctx context.Context, tx *sql.Tx, st payment.Settlement) (settled, error) {
+	// EXPIRED is the operator's word that the request expired, and it
+	// is believed only from expires_at on (contract §3): an earlier
+	// report is held here, for every source, and the expiry check asks
+	// the operator again at expires_at. A settled payment was certainly
+	// taken, so its push is no longer in flight.
+	// The operator's reference, code and our failure reason are kept
+	// with the transition (NULL when the operator gave none).
+	t, err := scanTransaction(tx.QueryRowContext(ctx, `UPDATE transactions
+		SET status = $1, updated_at = $2, push_in_flight = FALSE,
+		    operator_ref = COALESCE($5, operator_ref), operator_code = $6, failure_reason = $7
+		WHERE merchant_id = $3 AND id = $4 AND status = 'PENDING'
+		  AND ($1 <> 'EXPIRED' OR expires_at <= $2)
+		RETURNING `+transactionColumns, string(st.To), s.db.Time(st.At), st.MerchantID, st.TransactionID,
+		nullIfEmpty(st.OperatorRef), nullIfEmpty(st.OperatorCode), nullIfEmpty(st.FailureReason)))
+	heard := payment.TransactionEvent{Kind: payment.EventHeard, At: st.At, Source: st.Source, Status: st.To, Detail: st.Detail}
+	if err == nil {
+		if err := s.addSteps(ctx, tx, t.MerchantID, t.ID, heard, payment.TransactionEvent{
+			Kind: payment.EventSettled, At: st.At, Source: st.Source, Status: t.Status,
+		}); err != nil {
+			return settled{}, err
+		}
+		if s.OnSettled != nil {
+			if err := s.OnSettled(ctx, tx, t); err != nil {
+				return settled{}, err
+			}
+		}
+		// The totals last: their rows are shared by every payment of
+		// the merchant's day, and are locked from here to the commit.
+		return settled{t, true}, s.db.addToTotals(ctx, tx, t, totalsMove{payment.StatusPending, -1}, totalsMove{t.Status, 1})
+	}
+	if !errors.Is(err, payment.ErrNotFound) {
+		return settled{}, err
+	}
+	// Already final (or unknown): never change it, but keep a different
+	// late outcome for a person to reconcile.
+	t, err = scanTransaction(tx.QueryRowContext(ctx, `SELECT `+transactionColumns+`
+		FROM transactions WHERE merchant_id = $1 AND id = $2`, st.MerchantID, st.TransactionID))
+	if err != nil {
+		return settled{}, err // ErrNotFound: nothing was written
+	}
+	if err := s.addEvent(ctx, tx, t.MerchantID, t.ID, heard); err != nil {
+		return settled{}, err
+	}
+	if !t.Status.Final() {
+		return settled{t: t}, nil // an early EXPIRED, held
+	}
+	if t.OperatorRef == "" && st.OperatorRef != "" {
+		// A late outcome may bring the operator's id of a payment that
+		// ended without one: a refund of a late SUCCESS needs it.
+		if _, err := tx.ExecContext(ctx, `UPDATE transactions SET operator_ref = $1
+			WHERE merchant_id = $2 AND id = $3 AND operator_ref IS NULL`, st.OperatorRef, t.MerchantID, t.ID); err != nil {
+			return settled{}, err
+		}
+		t.OperatorRef = st.OperatorRef
+	}
+	if t.Status == st.To || !st.Reconcile {
+		return settled{t: t}, nil
+	}
+	_, err = tx.ExecContext(ctx, `INSERT INTO reconciliation_cases
+		(id, merchant_id, transaction_id, final_status, reported_status, source, detail, created_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
+		uuid.NewString(), t.MerchantID, t.ID, string(t.Status), string(st.To), st.Source, st.Detail, s.db.Time(st.At))
+	if err != nil {
+		return settled{}, err
+	}
+	return settled{t: t}, s.addEvent(ctx, tx, t.MerchantID, t.ID, payment.TransactionEvent{
+		Kind: payment.EventLateOutcome, At: st.At, Source: st.Source, Status: st.To, Detail: st.Detail,
+	})
 }
 
 // MerchantOf returns the merchant owning a transaction. It is for operator

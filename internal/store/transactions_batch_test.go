@@ -1,6 +1,8 @@
 package store_test
 
 import (
+	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"sync"
@@ -12,6 +14,31 @@ import (
 	"github.com/momopay/momopay/internal/payment"
 	"github.com/momopay/momopay/internal/store"
 )
+
+// concurrently runs each call at once and returns their errors. On
+// SQLite it holds the one writer connection until all the calls but the
+// first (which waits for the writer) are queued, so that they commit as
+// one batch.
+func concurrently(t *testing.T, db *store.DB, txs *store.Transactions, calls ...func() error) []error {
+	t.Helper()
+	hold, err := db.Conn(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	errs := make([]error, len(calls))
+	var wg sync.WaitGroup
+	for i, call := range calls {
+		wg.Go(func() { errs[i] = call() })
+	}
+	if db.Dialect == store.SQLite {
+		for txs.QueuedWrites() < len(calls)-1 {
+			time.Sleep(time.Millisecond)
+		}
+	}
+	hold.Close()
+	wg.Wait()
+	return errs
+}
 
 // TestConcurrentCreates creates payments at once while the writer is
 // held, so that on SQLite they queue and commit as one batch, and checks
@@ -64,24 +91,11 @@ func TestConcurrentCreates(t *testing.T) {
 					batch[4].ID = doomed
 				}
 
-				// On SQLite the one writer connection is held: the first
-				// create waits for it, the others queue behind it.
-				hold, err := db.Conn(ctx)
-				if err != nil {
-					t.Fatal(err)
+				var creates []func() error
+				for _, tr := range batch {
+					creates = append(creates, func() error { return txs.CreateTransaction(ctx, tr) })
 				}
-				errs := make([]error, len(batch))
-				var wg sync.WaitGroup
-				for i, tr := range batch {
-					wg.Go(func() { errs[i] = txs.CreateTransaction(ctx, tr) })
-				}
-				if db.Dialect == store.SQLite {
-					for txs.QueuedCreates() < len(batch)-1 {
-						time.Sleep(time.Millisecond)
-					}
-				}
-				hold.Close()
-				wg.Wait()
+				errs := concurrently(t, db, txs, creates...)
 
 				created := map[string]bool{}
 				for i, err := range errs {
@@ -138,6 +152,137 @@ func TestConcurrentCreates(t *testing.T) {
 		}
 		if counted != rows || rows != 1+18+17 {
 			t.Fatalf("totals count %d payments, the table holds %d, want %d", counted, rows, 1+18+17)
+		}
+	})
+}
+
+// TestConcurrentSettlements takes pushes and settles payments at once
+// while the writer is held, so that on SQLite each kind commits as a
+// batch, and checks what each left: every push is taken once; of two
+// opposite outcomes for one payment, one settles it and the other is a
+// late outcome with its case; a settlement of an unknown payment is
+// ENOTFOUND; a settlement whose webhook outbox fails fails alone and
+// leaves its payment PENDING; and the kept totals still count every
+// payment under its status.
+func TestConcurrentSettlements(t *testing.T) {
+	eachEngine(t, func(t *testing.T, db *store.DB) {
+		ctx := t.Context()
+		txs, create := newTransactions(t, db)
+		now := time.Date(2026, 11, 25, 8, 0, 0, 0, time.UTC)
+		var trs []*payment.Transaction
+		for i := range 12 {
+			trs = append(trs, create(fmt.Sprintf("order-%d", i), now))
+		}
+		merchant, doomed := trs[0].MerchantID, trs[10].ID
+		txs.OnSettled = func(_ context.Context, _ *sql.Tx, t *payment.Transaction) error {
+			if t.ID == doomed {
+				return errors.New("refused by the test")
+			}
+			return nil
+		}
+
+		var pushes []func() error
+		for i, tr := range append(trs, trs[0]) { // the first one twice
+			pushes = append(pushes, func() error {
+				return txs.PushTaken(ctx, merchant, tr.ID, payment.TransactionEvent{Kind: payment.EventPushAccepted, At: now.Add(time.Duration(i) * time.Millisecond), Status: payment.StatusPending})
+			})
+		}
+		for i, err := range concurrently(t, db, txs, pushes...) {
+			if err != nil {
+				t.Fatalf("push %d: %v", i, err)
+			}
+		}
+
+		type answer struct {
+			changed bool
+			status  payment.Status
+		}
+		answers := make([]answer, 13)
+		var settles []func() error
+		for i, id := range []string{trs[0].ID, trs[0].ID, trs[1].ID, trs[2].ID, trs[3].ID, trs[4].ID, trs[5].ID,
+			trs[6].ID, trs[7].ID, trs[8].ID, trs[9].ID, doomed, uuid.Must(uuid.NewV7()).String()} {
+			to := payment.StatusSuccess
+			if i == 1 {
+				to = payment.StatusFailed
+			}
+			settles = append(settles, func() error {
+				tr, changed, err := txs.Settle(ctx, payment.Settlement{MerchantID: merchant, TransactionID: id, To: to,
+					At: now.Add(time.Minute), Source: payment.SourceCallback, Reconcile: true})
+				if err == nil {
+					answers[i] = answer{changed, tr.Status}
+				}
+				return err
+			})
+		}
+		errs := concurrently(t, db, txs, settles...)
+		for i, err := range errs {
+			switch {
+			case i == 11:
+				if err == nil || payment.ErrorCode(err) != payment.EINTERNAL {
+					t.Fatalf("the settlement whose outbox fails: %v", err)
+				}
+			case i == 12:
+				if !errors.Is(err, payment.ErrNotFound) {
+					t.Fatalf("an unknown payment's settlement: %v", err)
+				}
+			case err != nil:
+				t.Fatalf("settlement %d: %v", i, err)
+			}
+		}
+		if answers[0].changed == answers[1].changed || answers[0].status != answers[1].status {
+			t.Fatalf("two outcomes for one payment: %+v %+v", answers[0], answers[1])
+		}
+		for i := 2; i <= 10; i++ {
+			if a := answers[i]; !a.changed || a.status != payment.StatusSuccess {
+				t.Fatalf("settlement %d: %+v", i, a)
+			}
+		}
+
+		// What each payment's timeline holds beyond its creation: its push
+		// taken once, then its settlement's two steps (or, for the first,
+		// a late outcome besides); none for the doomed settlement.
+		for i, tr := range trs {
+			var steps, cases int
+			if err := db.QueryRowContext(ctx, `SELECT
+				(SELECT COUNT(*) FROM transaction_events WHERE transaction_id = $1),
+				(SELECT COUNT(*) FROM reconciliation_cases WHERE transaction_id = $1)`, tr.ID).Scan(&steps, &cases); err != nil {
+				t.Fatal(err)
+			}
+			want, wantCases := 4, 0
+			switch {
+			case i == 0:
+				want, wantCases = 6, 1
+			case tr.ID == doomed, i == 11:
+				want = 2
+			}
+			if steps != want || cases != wantCases {
+				t.Fatalf("payment %d: %d steps, %d cases; want %d and %d", i, steps, cases, want, wantCases)
+			}
+		}
+		got, err := txs.Transaction(ctx, merchant, doomed)
+		if err != nil || got.Status != payment.StatusPending {
+			t.Fatalf("the doomed settlement's payment: %+v %v", got, err)
+		}
+		rows, err := db.QueryContext(ctx, `SELECT t.status, t.n, COALESCE(k.n, 0) FROM
+			(SELECT status, COUNT(*) AS n FROM transactions WHERE merchant_id = $1 GROUP BY status) t
+			LEFT JOIN (SELECT status, SUM(count) AS n FROM transaction_daily_totals WHERE merchant_id = $1 GROUP BY status) k
+			ON k.status = t.status`, merchant)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var status string
+			var n, counted int
+			if err := rows.Scan(&status, &n, &counted); err != nil {
+				t.Fatal(err)
+			}
+			if n != counted {
+				t.Fatalf("%s: %d payments, the totals count %d", status, n, counted)
+			}
+		}
+		if err := rows.Err(); err != nil {
+			t.Fatal(err)
 		}
 	})
 }
