@@ -128,36 +128,34 @@ type batchWideError struct{ err error }
 func (e *batchWideError) Error() string { return e.err.Error() }
 func (e *batchWideError) Unwrap() error { return e.err }
 
-// outcome is one input's answer from a batch of writes (writesInTx):
-// what it wrote, or why it was refused.
+// outcome is one input's answer from a batch of writes that may be
+// refused (writesInTx): what it wrote, or why it was refused.
 type outcome[Out any] struct {
 	out Out
 	err error
 }
 
-// writesInTx is a Batcher's run for writes of one kind on SQLite, where
+// EachInTx is a Batcher's run for writes of one kind on SQLite, where
 // every write waits for the one writer and a commit's cost is mostly the
 // WAL frames of the pages it changed, which writes of one kind share (the
 // tails of tables and indexes, a day's totals): one transaction runs one
 // for each input, in order, and commits them together.
 //
-// An error for which refused says true answers its own input only, and
-// the others go on: one must have written nothing when it returns such an
-// error. Any other error rolls the batch back, and the Batcher runs each
-// input again alone, so a batch never commits part of a write and one
-// failing write fails only its own caller.
-func writesInTx[In, Out any](db *DB, one func(context.Context, *sql.Tx, In) (Out, error), refused func(error) bool) func(context.Context, []In) ([]outcome[Out], error) {
-	return func(ctx context.Context, in []In) ([]outcome[Out], error) {
-		outs := make([]outcome[Out], len(in))
+// When one fails, the batch rolls back, and the Batcher runs each input
+// again alone, so a batch never commits part of a write and one failing
+// write fails only its own caller. When the transaction itself fails
+// (BEGIN or COMMIT), the error is batch-wide (batchWideError).
+func EachInTx[In, Out any](db *DB, one func(context.Context, *sql.Tx, In) (Out, error)) func(context.Context, []In) ([]Out, error) {
+	return func(ctx context.Context, in []In) ([]Out, error) {
+		outs := make([]Out, len(in))
 		inputFailed := false
 		err := db.InTx(ctx, func(tx *sql.Tx) error {
 			for i, x := range in {
-				out, err := one(ctx, tx, x)
-				if err != nil && (refused == nil || !refused(err)) {
+				var err error
+				if outs[i], err = one(ctx, tx, x); err != nil {
 					inputFailed = true
 					return err
 				}
-				outs[i] = outcome[Out]{out, err}
 			}
 			return nil
 		})
@@ -166,6 +164,19 @@ func writesInTx[In, Out any](db *DB, one func(context.Context, *sql.Tx, In) (Out
 		}
 		return outs, err
 	}
+}
+
+// writesInTx is EachInTx for writes that may be refused: an error for
+// which refused says true answers its own input only, and the others
+// commit. one must have written nothing when it returns such an error.
+func writesInTx[In, Out any](db *DB, one func(context.Context, *sql.Tx, In) (Out, error), refused func(error) bool) func(context.Context, []In) ([]outcome[Out], error) {
+	return EachInTx(db, func(ctx context.Context, tx *sql.Tx, x In) (outcome[Out], error) {
+		out, err := one(ctx, tx, x)
+		if err != nil && refused != nil && refused(err) {
+			return outcome[Out]{out, err}, nil
+		}
+		return outcome[Out]{out: out}, err
+	})
 }
 
 // write runs in through b (a Batcher of writesInTx) and returns its own

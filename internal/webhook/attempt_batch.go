@@ -64,26 +64,9 @@ func (s *Service) newBatches() *batches {
 		}
 	}
 	return &batches{
-		claim: store.NewBatcher(maxBatch, eachInTx(db, s.claimTx)),
-		finish: store.NewBatcher(maxBatch, eachInTx(db, func(ctx context.Context, tx *sql.Tx, x finishInput) (struct{}, error) {
+		claim: store.NewBatcher(maxBatch, store.EachInTx(db, s.claimTx)),
+		finish: store.NewBatcher(maxBatch, store.EachInTx(db, func(ctx context.Context, tx *sql.Tx, x finishInput) (struct{}, error) {
 			return struct{}{}, s.finishTx(ctx, tx, x)
 		})),
-	}
-}
-
-// eachInTx is SQLite's form of a batch: one transaction running one's own
-// statements for each input.
-func eachInTx[In, Out any](db *store.DB, one func(context.Context, *sql.Tx, In) (Out, error)) func(context.Context, []In) ([]Out, error) {
-	return func(ctx context.Context, in []In) ([]Out, error) {
-		out := make([]Out, len(in))
-		return out, db.InTx(ctx, func(tx *sql.Tx) error {
-			for i, x := range in {
-				var err error
-				if out[i], err = one(ctx, tx, x); err != nil {
-					return err
-				}
-			}
-			return nil
-		})
 	}
 }
