@@ -35,6 +35,8 @@ type Batcher[In, Out any] struct {
 	mu      sync.Mutex
 	queue   []*batchCall[In, Out]
 	running bool
+	// taken is how many callers the batch in flight answers.
+	taken int
 }
 
 type batchCall[In, Out any] struct {
@@ -76,12 +78,14 @@ func (b *Batcher[In, Out]) Do(in In) (Out, error) {
 func (b *Batcher[In, Out]) loop() {
 	for {
 		b.mu.Lock()
+		b.taken = 0 // the previous batch has answered
 		n := min(len(b.queue), b.max)
 		if n == 0 {
 			b.running = false
 			b.mu.Unlock()
 			return
 		}
+		b.taken = n
 		calls := slices.Clone(b.queue[:n])
 		clear(b.queue[:n]) // the queue's array keeps no finished call alive
 		b.queue = b.queue[n:]

@@ -30,18 +30,18 @@ func (s *APIKeys) WaitCacheLive(ctx context.Context) error {
 	}
 }
 
-// QueuedWrites is how many of a payment's writes (creates, pushes taken,
-// settlements) wait for the next SQLite batch (0 where they are not
-// batched).
-func (s *Transactions) QueuedWrites() int {
+// PendingWrites is how many of a payment's writes (creates, pushes
+// taken, settlements) wait for a SQLite batch or for the batch in flight
+// to answer them (0 where they are not batched).
+func (s *Transactions) PendingWrites() int {
 	if s.creates == nil {
 		return 0
 	}
-	return queueLen(s.creates) + queueLen(s.pushes) + queueLen(s.settlements)
+	return pending(s.creates) + pending(s.pushes) + pending(s.settlements)
 }
 
-func queueLen[In, Out any](b *Batcher[In, Out]) int {
+func pending[In, Out any](b *Batcher[In, Out]) int {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return len(b.queue)
+	return len(b.queue) + b.taken
 }

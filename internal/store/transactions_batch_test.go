@@ -16,9 +16,9 @@ import (
 )
 
 // concurrently runs each call at once and returns their errors. On
-// SQLite it holds the one writer connection until all the calls but the
-// first (which waits for the writer) are queued, so that they commit as
-// one batch.
+// SQLite it holds the one writer connection until every call waits for a
+// batch (the first batch, taken by however many arrived before it
+// started, waits for the writer), so that they commit in batches.
 func concurrently(t *testing.T, db *store.DB, txs *store.Transactions, calls ...func() error) []error {
 	t.Helper()
 	hold, err := db.Conn(t.Context())
@@ -31,7 +31,7 @@ func concurrently(t *testing.T, db *store.DB, txs *store.Transactions, calls ...
 		wg.Go(func() { errs[i] = call() })
 	}
 	if db.Dialect == store.SQLite {
-		for txs.QueuedWrites() < len(calls)-1 {
+		for txs.PendingWrites() < len(calls) {
 			time.Sleep(time.Millisecond)
 		}
 	}
@@ -41,7 +41,7 @@ func concurrently(t *testing.T, db *store.DB, txs *store.Transactions, calls ...
 }
 
 // TestConcurrentCreates creates payments at once while the writer is
-// held, so that on SQLite they queue and commit as one batch, and checks
+// held, so that on SQLite they queue and commit in batches, and checks
 // each one's answer: every create commits whole (row, first step, two
 // jobs, count in the totals); of two creates with one reference, one wins
 // and the other names it; of two with one internal_ref, one is asked to
@@ -157,8 +157,8 @@ func TestConcurrentCreates(t *testing.T) {
 }
 
 // TestConcurrentSettlements takes pushes and settles payments at once
-// while the writer is held, so that on SQLite each kind commits as a
-// batch, and checks what each left: every push is taken once; of two
+// while the writer is held, so that on SQLite each kind commits in
+// batches, and checks what each left: every push is taken once; of two
 // opposite outcomes for one payment, one settles it and the other is a
 // late outcome with its case; a settlement of an unknown payment is
 // ENOTFOUND; a settlement whose webhook outbox fails fails alone and
