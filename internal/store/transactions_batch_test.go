@@ -31,8 +31,12 @@ func concurrently(t *testing.T, db *store.DB, txs *store.Transactions, calls ...
 		wg.Go(func() { errs[i] = call() })
 	}
 	if db.Dialect == store.SQLite {
-		for txs.PendingWrites() < len(calls) {
-			time.Sleep(time.Millisecond)
+		for deadline := time.Now().Add(10 * time.Second); txs.PendingWrites() < len(calls); time.Sleep(time.Millisecond) {
+			if time.Now().After(deadline) {
+				hold.Close()
+				wg.Wait()
+				t.Fatalf("%d of %d calls wait for a batch", txs.PendingWrites(), len(calls))
+			}
 		}
 	}
 	hold.Close()
