@@ -176,7 +176,7 @@ func EachInTx[In, Out any](db *DB, one func(context.Context, *sql.Tx, In) (Out, 
 func writesInTx[In, Out any](db *DB, one func(context.Context, *sql.Tx, In) (Out, error), refused func(error) bool) func(context.Context, []In) ([]outcome[Out], error) {
 	return EachInTx(db, func(ctx context.Context, tx *sql.Tx, x In) (outcome[Out], error) {
 		out, err := one(ctx, tx, x)
-		if err != nil && refused != nil && refused(err) {
+		if err != nil && refused(err) {
 			return outcome[Out]{out, err}, nil
 		}
 		return outcome[Out]{out: out}, err

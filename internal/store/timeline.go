@@ -36,7 +36,7 @@ func (s *Transactions) PushTaken(ctx context.Context, merchantID, id string, ste
 		return err
 	}
 	// SQLite: with the others waiting for the writer (s.pushes).
-	_, err := write(s.pushes, pushTaken{merchantID, id, step})
+	_, err := s.pushes.Do(pushTaken{merchantID, id, step})
 	return err
 }
 

@@ -23,10 +23,10 @@ type Transactions struct {
 	OnSettled func(ctx context.Context, tx *sql.Tx, t *payment.Transaction) error
 	// On SQLite only, the writes of every payment (its create, its push
 	// taken, its settlement) are committed together with those of the
-	// same kind waiting for the writer (writesInTx): a commit was three
+	// same kind waiting for the writer (EachInTx): a commit was three
 	// quarters of such a write's cost.
 	creates     *Batcher[*payment.Transaction, outcome[struct{}]]
-	pushes      *Batcher[pushTaken, outcome[struct{}]]
+	pushes      *Batcher[pushTaken, struct{}]
 	settlements *Batcher[payment.Settlement, outcome[settled]]
 }
 
@@ -42,9 +42,9 @@ func NewTransactions(db *DB, ins jobs.Inserter) *Transactions {
 		s.creates = NewBatcher(maxWriteBatch, writesInTx(db, func(ctx context.Context, tx *sql.Tx, t *payment.Transaction) (struct{}, error) {
 			return struct{}{}, s.create(ctx, tx, t)
 		}, refusedCreate))
-		s.pushes = NewBatcher(maxWriteBatch, writesInTx(db, func(ctx context.Context, tx *sql.Tx, p pushTaken) (struct{}, error) {
+		s.pushes = NewBatcher(maxWriteBatch, EachInTx(db, func(ctx context.Context, tx *sql.Tx, p pushTaken) (struct{}, error) {
 			return struct{}{}, s.markTaken(ctx, tx, p)
-		}, nil))
+		}))
 		s.settlements = NewBatcher(maxWriteBatch, writesInTx(db, s.settle, unknownSettled))
 	}
 	return s
