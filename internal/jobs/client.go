@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -17,12 +18,10 @@ import (
 // them.
 //
 // On SQLite one River client does both. On PostgreSQL the work is done by
-// a client on River's pgx driver, which LISTENs on a connection of its own
-// pool: River's insert sends a NOTIFY inside the inserting transaction, so
-// a worker fetches a new job the moment that transaction commits. River's
-// database/sql driver can only poll, and a webhook used to wait for the
-// next poll (up to a second) before its first attempt; polling stays as
-// the fallback.
+// a client on River's pgx driver (its pool also carries River's own
+// LISTEN connection, for leadership and queue control). The payments
+// queue finds due jobs by polling every paymentFetchInterval, not by
+// River's insert notifications: see insertNotifyCooldown.
 //
 // The inserts must join the store's *sql.Tx: a payment and its jobs, a
 // state change and its deliveries, commit together or not at all. On
@@ -111,12 +110,21 @@ func (c *Client) Close() {
 const WorkerPoolSize = 8
 
 // insertNotifyCooldown is the least time between two insert notifications
-// of one queue from one process: River's limiter takes the inserting
-// client's FetchCooldown. A notification held back leaves its job to the
-// next poll, so it is River's least: one NOTIFY per inserting
-// transaction, which PostgreSQL delivers to each instance's listener and
-// the queue's own fetch cooldown then batches.
-const insertNotifyCooldown = river.FetchCooldownMin
+// of one queue from one process (River's limiter takes the inserting
+// client's FetchCooldown), given the client's poll interval: at most one a
+// poll, River's most, since its FetchCooldown may not exceed its
+// FetchPollInterval. The queues set their own cooldown and poll.
+//
+// A NOTIFY costs every transaction that sends one PostgreSQL's global
+// notification lock, held through its commit's WAL flush, so notifying
+// transactions commit one at a time and none shares a flush: with one per
+// create (River's least cooldown, 1 ms, as before), pg_stat_activity
+// sampled during the create benchmark showed more sessions waiting on
+// that lock or on WALWrite at commit than running. And it brings nothing:
+// the jobs a payment inserts are due seconds later (its first poll
+// payment.FirstPollDelay after creation, its expiry check at expires_at),
+// and the payments queue looks for due jobs every paymentFetchInterval.
+func insertNotifyCooldown(poll time.Duration) time.Duration { return poll }
 
 // NewClient builds the job client on db: pg is required on PostgreSQL and
 // nil on SQLite.
@@ -131,10 +139,11 @@ func NewClient(db *sql.DB, pg *Postgres, h *Handlers, cfg Config) (*Client, erro
 		return &Client{Client: c, worker: c}, nil
 	}
 	ins, err := river.NewClient(driverFor(db, false), &river.Config{
-		Middleware:    workCfg.Middleware,
-		MaxAttempts:   workCfg.MaxAttempts,
-		FetchCooldown: insertNotifyCooldown,
-		Logger:        cfg.Logger,
+		Middleware:        workCfg.Middleware,
+		MaxAttempts:       workCfg.MaxAttempts,
+		FetchCooldown:     workCfg.FetchCooldown,
+		FetchPollInterval: workCfg.FetchPollInterval,
+		Logger:            cfg.Logger,
 	})
 	if err != nil {
 		return nil, err
@@ -170,7 +179,7 @@ func workConfig(sqlite bool, h *Handlers, cfg Config) *river.Config {
 		// Each queue has its own fetch cooldown; the client's is what
 		// limits insert notifications (the inserts go through this
 		// client on PostgreSQL too, see InsertManyTx).
-		FetchCooldown:     insertNotifyCooldown,
+		FetchCooldown:     insertNotifyCooldown(poll),
 		FetchPollInterval: poll,
 		// Failures here are infrastructure trouble (database down): keep
 		// retrying with River's backoff rather than drop a payment.
