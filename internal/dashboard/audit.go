@@ -2,6 +2,7 @@ package dashboard
 
 import (
 	"net/http"
+	"net/url"
 	"time"
 
 	"github.com/momopay/momopay/internal/team"
@@ -13,7 +14,8 @@ const auditPageSize = 50
 type auditPage struct {
 	layout
 	Entries []team.AuditEntry
-	// Older is the query of the next page ("" on the last).
+	// Older is the address of the next page ("" on the last), its query
+	// encoded here: the template escapes a string in a query as one value.
 	Older string
 }
 
@@ -36,7 +38,7 @@ func (d *Dashboard) handleAudit() http.Handler {
 		if len(entries) > auditPageSize {
 			p.Entries = entries[:auditPageSize]
 			last := p.Entries[auditPageSize-1]
-			p.Older = "before=" + last.At.UTC().Format(time.RFC3339Nano) + "&id=" + last.ID
+			p.Older = "/audit?" + url.Values{"before": {last.At.UTC().Format(time.RFC3339Nano)}, "id": {last.ID}}.Encode()
 		}
 		d.render(w, r, http.StatusOK, "audit", p)
 	})

@@ -2,6 +2,7 @@ package dashboard_test
 
 import (
 	"context"
+	"html"
 	"net/http"
 	"net/url"
 	"regexp"
@@ -247,6 +248,37 @@ func TestAuditLog(t *testing.T) {
 		others, _ := b.s.App.Users.List(context.Background(), otherID)
 		if strings.Contains(b.login(others[0].Email).get("/audit").body, "ana@example.com") {
 			t.Error("another merchant's audit log shows this one's entries")
+		}
+	})
+}
+
+// TestAuditLogPages follows the audit log's "Older" link from page to
+// page: every entry shows once, newest first, and the last page has no
+// link.
+func TestAuditLogPages(t *testing.T) {
+	eachEngine(t, func(t *testing.T, b *bundle) {
+		br := b.login(b.owner.Email)
+		for range 60 { // 60 entries beside the sign-in: two pages of 50
+			if r := br.postForm("/keys", nil); r.status != http.StatusCreated {
+				t.Fatalf("create key: %d", r.status)
+			}
+		}
+		older := regexp.MustCompile(`<a href="(/audit\?[^"]*)">`)
+		path, pages, created := "/audit", 0, 0
+		for path != "" && pages < 5 {
+			page := br.get(path)
+			if page.status != http.StatusOK {
+				t.Fatalf("%s: %d", path, page.status)
+			}
+			pages++
+			created += strings.Count(page.body, team.ActionKeyCreated)
+			path = ""
+			if m := older.FindStringSubmatch(page.body); m != nil {
+				path = html.UnescapeString(m[1])
+			}
+		}
+		if pages != 2 || created != 60 {
+			t.Errorf("the Older links led through %d pages showing %d of the 60 keys created; want 2 pages, each key once", pages, created)
 		}
 	})
 }
