@@ -3,6 +3,8 @@ package dashboard
 import (
 	"crypto/rand"
 	"net/http"
+	"net/url"
+	"strings"
 
 	"github.com/momopay/momopay/internal/team"
 )
@@ -95,7 +97,19 @@ func (d *Dashboard) handleLanguage() http.Handler {
 }
 
 // localPath admits only a path of this site ("/keys"), never another
-// site ("//evil.example", "https://...").
+// site ("//evil.example", "https://..."). Browsers drop tabs and line
+// breaks from a URL and read a backslash as a slash, so "/\t/evil.example"
+// or "/\\evil.example" would lead away too: control characters and
+// backslashes are refused anywhere in it.
 func localPath(p string) bool {
-	return len(p) > 0 && len(p) < 512 && p[0] == '/' && (len(p) == 1 || (p[1] != '/' && p[1] != '\\'))
+	if len(p) == 0 || len(p) >= 512 || p[0] != '/' || (len(p) > 1 && p[1] == '/') || strings.ContainsRune(p, '\\') {
+		return false
+	}
+	for i := 0; i < len(p); i++ {
+		if p[i] < 0x20 || p[i] == 0x7f {
+			return false
+		}
+	}
+	u, err := url.Parse(p)
+	return err == nil && u.Scheme == "" && u.Host == ""
 }

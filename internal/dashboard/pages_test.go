@@ -304,8 +304,10 @@ func TestLanguages(t *testing.T) {
 		if page := other.get("/"); !strings.Contains(page.body, `<html lang="fr">`) || !strings.Contains(page.body, "Encaissé aujourd&#39;hui") {
 			t.Error("the chosen language is not remembered")
 		}
-		if r := br.postForm("/account/language", url.Values{"language": {"fr"}, "return": {"//evil.example/"}}); r.header.Get("Location") != "/account" {
-			t.Errorf("open redirect: %s", r.header.Get("Location"))
+		for _, away := range []string{"//evil.example/", "/\t/evil.example/", "/\n/evil.example/", "/\\evil.example/", "/\\/evil.example/", "https://evil.example/"} {
+			if r := br.postForm("/account/language", url.Values{"language": {"fr"}, "return": {away}}); r.header.Get("Location") != "/account" {
+				t.Errorf("open redirect: return %q led to %q", away, r.header.Get("Location"))
+			}
 		}
 	})
 }
