@@ -187,6 +187,20 @@ func TestTeamManagement(t *testing.T) {
 		if r.status != http.StatusUnprocessableEntity || !strings.Contains(r.body, `aria-invalid="true"`) || !strings.Contains(r.body, "not-an-email") {
 			t.Errorf("invalid user: %d", r.status)
 		}
+		// Not text, or control characters: refused, not stored altered.
+		for _, bad := range []url.Values{
+			{"email": {"bad\xff@example.com"}, "role": {"viewer"}, "password": {password}},
+			{"email": {"bad\x01@example.com"}, "role": {"viewer"}, "password": {password}},
+			{"email": {"nul@example.com"}, "role": {"viewer"}, "password": {"abcdefg\x00hijklmn"}},
+			{"email": {"tab@example.com"}, "role": {"viewer"}, "password": {"abcdefg\thijklmn"}},
+		} {
+			if r := br.postForm("/team", bad); r.status != http.StatusUnprocessableEntity {
+				t.Errorf("add %q with password %q: %d, want 422", bad.Get("email"), bad.Get("password"), r.status)
+			}
+		}
+		if users, _ := b.s.App.Users.List(context.Background(), b.s.MerchantID); len(users) != 1 {
+			t.Errorf("%d users after the refused additions, want the owner alone", len(users))
+		}
 		r = br.postForm("/team", url.Values{"email": {"Ana@Example.com"}, "role": {"developer"}, "password": {password}})
 		if r.status != http.StatusSeeOther {
 			t.Fatalf("add: %d %s", r.status, r.body)

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/momopay/momopay/internal/payment"
@@ -92,9 +93,15 @@ func ValidateNew(email string, role Role, password string) error {
 }
 
 // CheckEmail returns what is wrong with a normalised email, or "".
+// Normalising turns each byte of invalid UTF-8 into U+FFFD, so an address
+// holding one was not valid text as given (and two different byte strings
+// would sign in to one account): it is refused.
 func CheckEmail(email string) string {
 	if len(email) > 254 {
 		return "email must be at most 254 characters"
+	}
+	if strings.ContainsRune(email, utf8.RuneError) || hasControl(email) {
+		return "email must be an address such as name@example.com"
 	}
 	if a, err := mail.ParseAddress(email); err != nil || a.Address != email {
 		return "email must be an address such as name@example.com"
@@ -107,10 +114,18 @@ func CheckPassword(password string) string {
 	switch {
 	case !utf8.ValidString(password):
 		return "password must be valid UTF-8"
+	case hasControl(password):
+		return "password must not contain control characters"
 	case len(password) < MinPassword || len(password) > MaxPassword:
 		return "password must be 12 to 72 bytes long"
 	}
 	return ""
+}
+
+// hasControl reports whether s holds a control character (C0, DEL or C1),
+// which no one types into an email or a password field.
+func hasControl(s string) bool {
+	return strings.ContainsFunc(s, unicode.IsControl)
 }
 
 // CheckLanguage returns what is wrong with a language preference, or "".
