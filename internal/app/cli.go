@@ -195,7 +195,7 @@ URL (postgres://USER@HOST:5432/DB) or key=value string ("host=HOST
 user=USER dbname=DB"); env MOMOPAY_DATABASE_URL. Only serve and migrate
 create a database. Flags may come before or after the arguments; --json
 prints one JSON object on stdout. Webhook commands follow MOMOPAY_MODE like
-serve (sandbox allows http and loopback URLs).
+serve (sandbox allows http and loopback URLs, not private or link-local ones).
 
 Every flag has an environment variable: MOMOPAY_ and its name in capitals
 (--shutdown-grace: MOMOPAY_SHUTDOWN_GRACE), listed by "momopay COMMAND -h";

@@ -70,6 +70,12 @@ func TestWebhookEndpointPages(t *testing.T) {
 			!strings.Contains(r.body, `class="field-error"`) || shownSecret.MatchString(html.UnescapeString(r.body)) {
 			t.Errorf("a bad URL: %d", r.status)
 		}
+		// The sandbox reaches loopback, not the private network or cloud metadata.
+		for _, inside := range []string{"http://169.254.169.254/latest/meta-data", "http://10.255.255.53:53/x"} {
+			if r := br.postForm("/webhooks", url.Values{"url": {inside}}); r.status != http.StatusUnprocessableEntity {
+				t.Errorf("add %s in sandbox mode: %d, want 422", inside, r.status)
+			}
+		}
 		add := br.postForm("/webhooks", url.Values{"url": {rc.URL + "/hook"}})
 		secrets := shownSecret.FindAllString(html.UnescapeString(add.body), -1)
 		if add.status != http.StatusCreated || len(secrets) != 1 || add.header.Get("Cache-Control") != "no-store" {

@@ -47,7 +47,7 @@ func TestFailureKinds(t *testing.T) {
 		{name: "client error", answer: statuses(404), wantStatus: 404},
 		{name: "server error", answer: statuses(503), wantStatus: 503},
 		{name: "timeout", url: hanging.URL, wantErr: "timeout: no answer within 300ms"},
-		{name: "DNS error", url: "http://no-such-host.invalid/hook", wantErr: "no such host"},
+		{name: "DNS error", url: "http://no-such-host.invalid/hook", wantErr: "DNS lookup of no-such-host.invalid failed: no such host"},
 		{name: "refused connection", url: closed.URL, wantErr: "connection refused"},
 	}
 	for _, engine := range testdb.Engines {

@@ -121,7 +121,8 @@ func (s *Service) post(ctx context.Context, m message) DeliveryAttempt {
 }
 
 // describe turns a client error into text for the merchant: the cause
-// without Go's "Post <url>:" wrapping, and a plain word for a timeout.
+// without Go's "Post <url>:" wrapping, a plain word for a timeout, and a
+// failed DNS lookup without the resolver's address.
 func (s *Service) describe(err error) string {
 	if ne, ok := errors.AsType[net.Error](err); ok && ne.Timeout() {
 		return fmt.Sprintf("timeout: no answer within %s", s.timeout)
@@ -130,6 +131,11 @@ func (s *Service) describe(err error) string {
 		err = ue.Err
 	}
 	msg := err.Error()
+	if de, ok := errors.AsType[*net.DNSError](err); ok {
+		// Its own text names the resolver this server asked (an address
+		// of the operator's network): the merchant needs the name only.
+		msg = "DNS lookup of " + de.Name + " failed: " + de.Err
+	}
 	if errors.Is(err, ErrForbiddenAddress) {
 		msg = "refused: " + msg
 	}

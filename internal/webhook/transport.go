@@ -17,8 +17,8 @@ import (
 // by mistake, and the bound keeps stored endpoints and logs small.
 const MaxURLLength = 2048
 
-// ErrForbiddenAddress is wrapped by the dial error when a live-mode client is
-// about to connect to an address that is not publicly routable. Callers test
+// ErrForbiddenAddress is wrapped by the dial error when the client is about
+// to connect to an address its mode does not allow (allowedAddr). Callers test
 // for it with errors.Is, which sees through *url.Error and *net.OpError, to
 // tell a refused target from an unreachable one.
 var ErrForbiddenAddress = errors.New("webhook: destination address is not public")
@@ -77,15 +77,26 @@ func IsPublicAddr(addr netip.Addr) bool {
 	return true
 }
 
+// allowedAddr reports whether a delivery may connect to addr: a public
+// address, or in sandbox mode also loopback, so that merchants can test
+// against a receiver on their own machine. The private network and
+// link-local space (cloud metadata at 169.254.169.254) stay out of reach in
+// sandbox mode too: a shared sandbox would otherwise let any merchant probe
+// the operator's network and read the start of its answers through the test
+// event.
+func allowedAddr(addr netip.Addr, live bool) bool {
+	return IsPublicAddr(addr) || (!live && addr.WithZone("").Unmap().IsLoopback())
+}
+
 // ValidateURL checks a webhook URL when a merchant registers it, so mistakes
 // are reported at once instead of as failed deliveries hours later. The URL
 // must be absolute http or https with a host, carry no user name or password
 // (they would end up in logs) and be at most MaxURLLength characters. In live
 // mode the contract (section 6) requires https, and a literal IP or localhost
-// host must be public; host names are checked again when dialing, because DNS
-// can change after registration. Sandbox mode allows http and loopback so
-// merchants can test against a receiver on their own machine. Error messages
-// are written for the merchant.
+// host must be public; sandbox mode allows http, localhost and loopback
+// addresses besides. Host names are checked again when dialing, because DNS
+// can change after registration. Error messages are written for the
+// merchant.
 func ValidateURL(raw string, live bool) error {
 	if strings.TrimSpace(raw) == "" {
 		return errors.New("webhook URL is required")
@@ -114,15 +125,15 @@ func ValidateURL(raw string, live bool) error {
 			return errors.New("webhook URL has an invalid port")
 		}
 	}
-	if !live {
-		return nil
-	}
 	host := strings.TrimSuffix(strings.ToLower(u.Hostname()), ".")
-	if host == "localhost" || strings.HasSuffix(host, ".localhost") {
+	if live && (host == "localhost" || strings.HasSuffix(host, ".localhost")) {
 		return errors.New("webhook URL must not point to localhost in live mode")
 	}
-	if addr, err := netip.ParseAddr(host); err == nil && !IsPublicAddr(addr) {
-		return errors.New("webhook URL must not point to a private, loopback or link-local address in live mode")
+	if addr, err := netip.ParseAddr(host); err == nil && !allowedAddr(addr, live) {
+		if live {
+			return errors.New("webhook URL must not point to a private, loopback or link-local address in live mode")
+		}
+		return errors.New("webhook URL must not point to a private or link-local address (loopback is allowed in sandbox mode)")
 	}
 	return nil
 }
@@ -133,19 +144,21 @@ const maxIdleConns = 100
 
 // NewHTTPClient returns the client that delivers webhooks. It never follows
 // redirects: a 3xx is returned as the answer, which the contract counts as a
-// failure, and following it could lead a live delivery to an internal host.
-// It has its own transport with proxies disabled, so the environment cannot
-// route deliveries around the address check. In live mode the dialer refuses
-// non-public addresses after DNS resolution, at the moment of connecting,
-// which also defeats DNS rebinding; the error wraps ErrForbiddenAddress.
+// failure, and following it could lead a delivery to an internal host. It
+// has its own transport with proxies disabled, so the environment cannot
+// route deliveries around the address check. The dialer refuses what
+// allowedAddr does not allow after DNS resolution, at the moment of
+// connecting, which also defeats DNS rebinding; the error wraps
+// ErrForbiddenAddress.
 // timeout bounds the whole attempt (the contract's 10 seconds, from callers).
 func NewHTTPClient(live bool, timeout time.Duration) *http.Client {
 	dialer := &net.Dialer{
 		Timeout:   30 * time.Second,
 		KeepAlive: 30 * time.Second,
 	}
-	if live {
-		dialer.Control = refuseNonPublic
+	dialer.Control = refuseNonPublic
+	if !live {
+		dialer.Control = refuseNonLocal
 	}
 	transport := http.DefaultTransport.(*http.Transport).Clone()
 	transport.Proxy = nil
@@ -170,11 +183,21 @@ func NewHTTPClient(live bool, timeout time.Duration) *http.Client {
 // actually used rather than the name in the URL. An address it cannot parse
 // is refused: failing closed is the safe side of an SSRF check.
 func refuseNonPublic(network, address string, _ syscall.RawConn) error {
+	return refuseUnless(network, address, true)
+}
+
+// refuseNonLocal is the sandbox dialer's Control hook: public and loopback
+// addresses only (allowedAddr).
+func refuseNonLocal(network, address string, _ syscall.RawConn) error {
+	return refuseUnless(network, address, false)
+}
+
+func refuseUnless(network, address string, live bool) error {
 	ap, err := netip.ParseAddrPort(address)
 	if err != nil {
 		return fmt.Errorf("%w: cannot parse %q (%s)", ErrForbiddenAddress, address, network)
 	}
-	if !IsPublicAddr(ap.Addr()) {
+	if !allowedAddr(ap.Addr(), live) {
 		return fmt.Errorf("%w: %s", ErrForbiddenAddress, ap.Addr())
 	}
 	return nil

@@ -37,14 +37,17 @@ func TestValidateURL(t *testing.T) {
 		{"http://127.0.0.1:8080/hook", "https", ""},
 		{"http://localhost:3000/webhooks", "https", ""},
 		{"https://127.0.0.1/hook", "private, loopback", ""},
-		{"https://10.0.0.1/", "private, loopback", ""},
-		{"https://192.168.1.20/", "private, loopback", ""},
+		{"https://10.0.0.1/", "private, loopback", "private or link-local"},
+		{"https://192.168.1.20/", "private, loopback", "private or link-local"},
 		{"https://[::1]/", "private, loopback", ""},
 		{"https://[::ffff:127.0.0.1]/", "private, loopback", ""},
-		{"https://[fe80::1%25eth0]/", "private, loopback", ""},
-		{"https://169.254.169.254/latest/meta-data", "private, loopback", ""},
-		{"https://100.64.0.1/", "private, loopback", ""},
-		{"https://0.0.0.0/", "private, loopback", ""},
+		{"https://[fe80::1%25eth0]/", "private, loopback", "private or link-local"},
+		{"https://169.254.169.254/latest/meta-data", "private, loopback", "private or link-local"},
+		{"http://169.254.169.254/latest/meta-data", "https", "private or link-local"},
+		{"http://10.255.255.53:53/x", "https", "private or link-local"},
+		{"http://[fd00::1]/x", "https", "private or link-local"},
+		{"https://100.64.0.1/", "private, loopback", "private or link-local"},
+		{"https://0.0.0.0/", "private, loopback", "private or link-local"},
 		{"https://localhost/hook", "localhost", ""},
 		{"https://LOCALHOST./hook", "localhost", ""},
 		{"https://api.localhost/hook", "localhost", ""},
@@ -157,6 +160,37 @@ func TestRefuseNonPublic(t *testing.T) {
 		}
 		if !tt.allowed && !errors.Is(err, ErrForbiddenAddress) {
 			t.Errorf("refuseNonPublic(%s) = %v, want ErrForbiddenAddress", tt.address, err)
+		}
+	}
+}
+
+// TestRefuseNonLocal: the sandbox's dialer reaches public and loopback
+// addresses only.
+func TestRefuseNonLocal(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		address string
+		allowed bool
+	}{
+		{"8.8.8.8:443", true},
+		{"127.0.0.1:8080", true},
+		{"[::1]:8080", true},
+		{"[::ffff:127.0.0.1]:8080", true},
+		{"169.254.169.254:80", false},
+		{"10.255.255.53:53", false},
+		{"192.168.1.20:80", false},
+		{"[fd00::1]:80", false},
+		{"[fe80::1%eth0]:443", false},
+		{"0.0.0.0:80", false},
+		{"not-an-address", false},
+	}
+	for _, tt := range tests {
+		err := refuseNonLocal("tcp", tt.address, nil)
+		if tt.allowed && err != nil {
+			t.Errorf("refuseNonLocal(%s) = %v, want nil", tt.address, err)
+		}
+		if !tt.allowed && !errors.Is(err, ErrForbiddenAddress) {
+			t.Errorf("refuseNonLocal(%s) = %v, want ErrForbiddenAddress", tt.address, err)
 		}
 	}
 }
