@@ -35,12 +35,21 @@ func (d *Dashboard) handlePassword() http.Handler {
 			return
 		}
 		now := d.now()
+		// Wrong current passwords count against the account as failed
+		// sign-ins do: a stolen session must not be a way to guess the
+		// password at the server's speed.
+		if wait := d.byAccount.wait(s.User.Email, now); wait > 0 {
+			retryAfter(w, wait)
+			again(http.StatusTooManyRequests, "login.throttled", nil)
+			return
+		}
 		u, err := d.accounts.CheckPassword(r.Context(), s.User.Email, r.PostForm.Get("current"))
 		if err != nil {
 			d.fail(w, r, err)
 			return
 		}
 		if u == nil || u.ID != s.User.ID {
+			d.byAccount.fail(s.User.Email, now)
 			again(http.StatusUnprocessableEntity, "account.wrong", map[string]string{"current": "account.wrong"})
 			return
 		}

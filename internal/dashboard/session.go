@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
+	"strconv"
 	"strings"
 	"time"
 
@@ -270,12 +271,7 @@ func (d *Dashboard) handleLogin() http.Handler {
 		now, addr := d.now(), clientAddress(r)
 		refuse := func(status int, key, message string) {
 			if asJSON {
-				code := "UNAUTHORIZED"
-				if status == http.StatusTooManyRequests {
-					code = "RATE_LIMITED"
-					w.Header().Set("Retry-After", "60")
-				}
-				writeProblem(w, status, code, message)
+				writeProblem(w, status, "UNAUTHORIZED", message)
 				return
 			}
 			d.render(w, r, status, "login", &loginPage{layout: layout{Title: "login.title"}, Email: email, Message: key})
@@ -284,8 +280,14 @@ func (d *Dashboard) handleLogin() http.Handler {
 			refuse(http.StatusUnauthorized, "login.failed", "wrong email or password")
 			return
 		}
-		if d.byAddress.blocked(addr, now) || d.byAccount.blocked(email, now) {
-			refuse(http.StatusTooManyRequests, "login.throttled", "too many failed sign-ins; retry in a minute")
+		if wait := max(d.byAddress.wait(addr, now), d.byAccount.wait(email, now)); wait > 0 {
+			retry := retryAfter(w, wait)
+			if asJSON {
+				writeJSON(w, http.StatusTooManyRequests, map[string]any{"error": map[string]any{"code": "RATE_LIMITED",
+					"message": "too many failed sign-ins; retry after retry_after seconds", "status": http.StatusTooManyRequests, "retry_after": retry}})
+				return
+			}
+			refuse(http.StatusTooManyRequests, "login.throttled", "")
 			return
 		}
 		u, err := d.accounts.CheckPassword(r.Context(), email, in.Password)
@@ -370,6 +372,14 @@ func clientAddress(r *http.Request) string {
 }
 
 // writeProblem answers in the contract's error envelope, as /v1 does.
+// retryAfter sets the Retry-After header to wait in whole seconds, rounded
+// up, and returns them.
+func retryAfter(w http.ResponseWriter, wait time.Duration) int {
+	secs := int((wait + time.Second - 1) / time.Second)
+	w.Header().Set("Retry-After", strconv.Itoa(secs))
+	return secs
+}
+
 func writeProblem(w http.ResponseWriter, status int, code, message string) {
 	writeJSON(w, status, map[string]any{"error": map[string]any{"code": code, "message": message, "status": status}})
 }

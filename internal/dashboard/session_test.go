@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -295,12 +296,49 @@ func TestLoginThrottle(t *testing.T) {
 		}
 		// The account is locked for a while, even with the right password…
 		r := b.browser().postJSON("/auth/login", `{"email":"`+b.owner.Email+`","password":"`+password+`"}`)
-		if r.status != http.StatusTooManyRequests || r.errorCode() != "RATE_LIMITED" || r.header.Get("Retry-After") == "" {
+		if r.status != http.StatusTooManyRequests || r.errorCode() != "RATE_LIMITED" {
 			t.Errorf("after 10 failures: %d %s", r.status, r.body)
+		}
+		// It says when the next try is: one comes back every 30 s.
+		var env struct {
+			Error struct {
+				RetryAfter int `json:"retry_after"`
+			} `json:"error"`
+		}
+		json.Unmarshal([]byte(r.body), &env)
+		if secs, _ := strconv.Atoi(r.header.Get("Retry-After")); secs < 1 || secs > 30 || env.Error.RetryAfter != secs {
+			t.Errorf("Retry-After %q and retry_after %d, want the same 1 to 30 seconds", r.header.Get("Retry-After"), env.Error.RetryAfter)
 		}
 		// …while another account signs in from the same address.
 		other := b.addUser(b.s.MerchantID, "other@example.com", team.Viewer)
 		b.login(other.Email)
+	})
+}
+
+// TestPasswordChangeThrottle: wrong current passwords on the account page
+// count against the account as failed sign-ins do, so a stolen session
+// cannot guess the password at the server's speed.
+func TestPasswordChangeThrottle(t *testing.T) {
+	eachEngine(t, func(t *testing.T, b *bundle) {
+		br := b.login(b.owner.Email)
+		change := func(current string) answer {
+			return br.postForm("/account/password", url.Values{"current": {current}, "new": {"an entirely new password"}})
+		}
+		for i := range 10 {
+			if r := change("wrong password!"); r.status != http.StatusUnprocessableEntity {
+				t.Fatalf("wrong current password %d: %d", i, r.status)
+			}
+		}
+		r := change(password)
+		if r.status != http.StatusTooManyRequests || r.header.Get("Retry-After") == "" {
+			t.Errorf("after 10 wrong current passwords, the right one: %d, Retry-After %q; want 429", r.status, r.header.Get("Retry-After"))
+		}
+		if u, _ := b.s.App.Users.CheckPassword(context.Background(), b.owner.Email, password); u == nil {
+			t.Error("the password changed while the account was throttled")
+		}
+		if r := b.browser().postJSON("/auth/login", `{"email":"`+b.owner.Email+`","password":"`+password+`"}`); r.status != http.StatusTooManyRequests {
+			t.Errorf("sign-in after 10 wrong current passwords: %d, want 429", r.status)
+		}
 	})
 }
 

@@ -23,12 +23,20 @@ func newThrottle(every time.Duration, burst int) *throttle {
 	return &throttle{every: every, burst: burst, max: 100_000, by: map[string]*rate.Limiter{}}
 }
 
-// blocked reports whether key has no attempt left at now.
-func (t *throttle) blocked(key string, now time.Time) bool {
+// wait is how long until key has an attempt again at now: 0 while it has
+// one, and a key with none left is refused before any password is
+// compared.
+func (t *throttle) wait(key string, now time.Time) time.Duration {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	lim, ok := t.by[key]
-	return ok && lim.TokensAt(now) < 1
+	if !ok {
+		return 0
+	}
+	if missing := 1 - lim.TokensAt(now); missing > 0 {
+		return time.Duration(missing * float64(t.every))
+	}
+	return 0
 }
 
 // fail spends one of key's attempts.
