@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -126,5 +127,71 @@ func TestAuthFailuresLimitedThroughServer(t *testing.T) {
 	}
 	if last.status != 429 || last.errorField("code") != "RATE_LIMITED" || last.errorField("retry_after") != 1.0 {
 		t.Errorf("after %d bad keys: %d %s", api.AuthFailureLimit.Burst, last.status, last.raw)
+	}
+}
+
+// TestAuthFailuresBehindProxy: behind a trusted reverse proxy the
+// failed-authentication limit counts each client named by
+// X-Forwarded-For, not the proxy; what a client writes into that header
+// itself, or sends from anywhere but the proxy, does not choose its
+// address. Without the proxy listed, every client behind it shares one
+// budget (which is why operators list it).
+func TestAuthFailuresBehindProxy(t *testing.T) {
+	clock := testserver.NewClock(time.Now())
+	s := testserver.Start(t, testserver.Options{Now: clock.Now})
+	proxies, err := api.ParseTrustedProxies(" 10.0.0.5, fd00::/8 ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	handler := func(trusted []netip.Prefix) http.Handler {
+		return api.NewServer(api.Config{Payments: s.App.Payments, Keys: s.App.APIKeys, Now: clock.Now,
+			Logger: slog.New(slog.DiscardHandler), TrustedProxies: trusted}).Handler()
+	}
+	get := func(h http.Handler, peer, forwarded, key string) int {
+		req := httptest.NewRequest("GET", "/v1/transactions", nil)
+		req.RemoteAddr = peer
+		if forwarded != "" {
+			req.Header.Set("X-Forwarded-For", forwarded)
+		}
+		req.Header.Set("Authorization", "Bearer "+key)
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, req)
+		return w.Code
+	}
+	bad := "service_live_" + strings.Repeat("x", 32)
+	flood := func(h http.Handler, peer, forwarded string) {
+		for range api.AuthFailureLimit.Burst + 1 {
+			get(h, peer, forwarded, bad)
+		}
+	}
+
+	behind := handler(proxies)
+	flood(behind, "10.0.0.5:4000", "198.51.100.7")
+	if code := get(behind, "10.0.0.5:4001", "198.51.100.7", s.APIKey); code != 429 {
+		t.Errorf("the flooding client behind the proxy: %d, want 429", code)
+	}
+	if code := get(behind, "10.0.0.5:4002", "203.0.113.9", s.APIKey); code != 200 {
+		t.Errorf("another client behind the same proxy: %d, want 200", code)
+	}
+	// The flooder writes another address into the header itself: the
+	// proxy appends the one it saw, which is what counts.
+	if code := get(behind, "10.0.0.5:4003", "203.0.113.9, 198.51.100.7", s.APIKey); code != 429 {
+		t.Errorf("the flooder with a forged X-Forwarded-For: %d, want 429", code)
+	}
+	// Two proxies in a row (the second, an IPv6 one, listed too).
+	if code := get(behind, "[fd00::2]:443", "198.51.100.7, 10.0.0.5", s.APIKey); code != 429 {
+		t.Errorf("the flooder through two proxies: %d, want 429", code)
+	}
+	// From a peer that is not a listed proxy, the header counts for nothing.
+	flood(behind, "192.0.2.1:5000", "203.0.113.10")
+	if code := get(behind, "10.0.0.5:4004", "203.0.113.10", s.APIKey); code != 200 {
+		t.Errorf("the address a direct client claimed: %d, want 200", code)
+	}
+
+	// Not listed: the proxy's clients share its budget.
+	plain := handler(nil)
+	flood(plain, "10.0.0.6:4000", "198.51.100.8")
+	if code := get(plain, "10.0.0.6:4001", "203.0.113.11", s.APIKey); code != 429 {
+		t.Errorf("another client behind an unlisted proxy: %d, want 429 (the proxy's shared budget)", code)
 	}
 }

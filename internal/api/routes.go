@@ -4,6 +4,7 @@ import (
 	_ "embed"
 	"log/slog"
 	"net/http"
+	"net/netip"
 	"time"
 
 	"github.com/momopay/momopay/internal/operator"
@@ -27,6 +28,7 @@ type Server struct {
 	now       func() time.Time
 	log       *slog.Logger
 	observe   ObserveRequest
+	trusted   []netip.Prefix
 }
 
 // Config carries the Server's collaborators.
@@ -47,6 +49,10 @@ type Config struct {
 	// Mount adds other surfaces' routes (the dashboard's) to the one mux,
 	// under the same middleware.
 	Mount func(*http.ServeMux)
+
+	// TrustedProxies are the reverse proxies whose X-Forwarded-For names
+	// the client (see behindProxies); none by default.
+	TrustedProxies []netip.Prefix
 }
 
 // NewServer builds the HTTP handler of the whole service.
@@ -56,7 +62,7 @@ func NewServer(cfg Config) *Server {
 	}
 	return &Server{
 		payments: cfg.Payments, keys: cfg.Keys, callbacks: cfg.Callbacks, mount: cfg.Mount, now: cfg.Now, log: cfg.Logger, observe: cfg.ObserveRequest,
-		keyLimits:    cfg.KeyLimiter,
+		keyLimits: cfg.KeyLimiter, trusted: cfg.TrustedProxies,
 		authFailures: newLimiterSet(AuthFailureLimit, maxLimiters),
 	}
 }
@@ -81,7 +87,7 @@ func (s *Server) Handler() http.Handler {
 	if s.mount != nil {
 		s.mount(mux)
 	}
-	return withRequest(s.log, s.observe, mux)
+	return behindProxies(s.trusted, withRequest(s.log, s.observe, mux))
 }
 
 func methodNotAllowed(allow string) http.Handler {

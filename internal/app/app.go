@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/netip"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -61,6 +62,9 @@ type Config struct {
 	// least 32 bytes (MOMOPAY_SESSION_SECRET), sandbox mode draws one and
 	// keeps it in the database.
 	SessionSecret []byte
+	// TrustedProxies are the reverse proxies whose X-Forwarded-For names
+	// the client (--trusted-proxies); none by default.
+	TrustedProxies []netip.Prefix
 }
 
 func (c *Config) defaults() error {
@@ -248,7 +252,7 @@ func (a *App) wire(ctx context.Context) error {
 	a.Handler = api.NewServer(api.Config{
 		Payments: a.Metrics.Payments(a.Payments), Keys: a.APIKeys, Callbacks: callbacks, RateLimit: cfg.RateLimit, KeyLimiter: limiter, Now: cfg.Now, Logger: cfg.Logger,
 		ObserveRequest: a.Metrics.ObserveRequest,
-		Mount:          a.Dashboard.Register,
+		Mount:          a.Dashboard.Register, TrustedProxies: cfg.TrustedProxies,
 	}).Handler()
 	a.registerCollector()
 	return nil

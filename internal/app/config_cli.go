@@ -15,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/momopay/momopay/internal/api"
 	"github.com/momopay/momopay/internal/payment"
 	"github.com/momopay/momopay/internal/store"
 )
@@ -82,6 +83,7 @@ var configChecks = []configCheck{
 	{run: checkRateLimit},
 	{run: checkShutdownGrace},
 	{run: checkRedisURL},
+	{run: checkTrustedProxies},
 	{reach: true, run: checkLiveMode},
 	{reach: true, run: checkDatabase},
 	{reach: true, run: checkRedisReachable},
@@ -102,6 +104,13 @@ func checkSettings(ctx context.Context, fs *flag.FlagSet) error {
 		return nil
 	}
 	return errors.New("serve: " + strings.Join(problems, "\nserve: "))
+}
+
+func checkTrustedProxies(_ context.Context, s settings) []string {
+	if _, err := api.ParseTrustedProxies(s.str("trusted-proxies")); err != nil {
+		return []string{fmt.Sprintf("--trusted-proxies: %v (env MOMOPAY_TRUSTED_PROXIES)", err)}
+	}
+	return nil
 }
 
 func checkMode(_ context.Context, s settings) []string {

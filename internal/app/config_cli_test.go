@@ -92,7 +92,7 @@ func TestConfigCheckNamesEveryProblem(t *testing.T) {
 	env := map[string]string{"MOMOPAY_SHUTDOWN_GRACE": "forever", "MOMOPAY_REDIS_URL": "redis://127.0.0.1:1"}
 	r, _, err := configCheck(t, env,
 		"--mode", "prod", "--pending-ttl", "1h", "--rate-limit", "-2", "--addr", "localhost",
-		"--db", "mysql://root@127.0.0.1/momopay")
+		"--db", "mysql://root@127.0.0.1/momopay", "--trusted-proxies", "10.0.0.5, proxy.internal")
 	want := []string{
 		`MOMOPAY_SHUTDOWN_GRACE="forever" is not a valid value for --shutdown-grace`,
 		`--mode "prod" is not a mode`,
@@ -101,6 +101,7 @@ func TestConfigCheckNamesEveryProblem(t *testing.T) {
 		"--rate-limit -2 is out of range",
 		`unsupported database URL scheme "mysql"`,
 		"--redis-url: Redis at redis://127.0.0.1:1 does not answer",
+		`--trusted-proxies: "proxy.internal" is neither an address nor a prefix`,
 	}
 	all := strings.Join(r.Problems, "\n")
 	for _, w := range want {
@@ -108,8 +109,8 @@ func TestConfigCheckNamesEveryProblem(t *testing.T) {
 			t.Errorf("problems lack %q:\n%s", w, all)
 		}
 	}
-	if err == nil || r.OK || !strings.Contains(err.Error(), "7 problems") {
-		t.Errorf("config check with 7 problems: err %v, ok %v, %d problems", err, r.OK, len(r.Problems))
+	if err == nil || r.OK || !strings.Contains(err.Error(), "8 problems") {
+		t.Errorf("config check with 8 problems: err %v, ok %v, %d problems", err, r.OK, len(r.Problems))
 	}
 
 	// Live mode says what it lacks.

@@ -30,6 +30,7 @@ func (c *cli) serve(ctx context.Context, args []string) error {
 	logFormat := fs.String("log-format", "", "log format: json or text (default json, or text when stderr is a terminal) (env MOMOPAY_LOG_FORMAT)")
 	logLevel := fs.String("log-level", "info", "least severe log lines written: debug, info, warn or error (env MOMOPAY_LOG_LEVEL)")
 	grace := fs.Duration("shutdown-grace", DefaultShutdownGrace, "on SIGTERM or SIGINT, how long requests and running jobs get to finish before jobs are cancelled and handed back (env MOMOPAY_SHUTDOWN_GRACE)")
+	trustedProxies := fs.String("trusted-proxies", "", "reverse proxies whose X-Forwarded-For names the client, for the failed sign-in and API key limits and the audit log: addresses or prefixes, comma-separated (\"10.0.0.5,fd00::/8\"); unset, the peer address counts (env MOMOPAY_TRUSTED_PROXIES)")
 	redisURL := fs.String("redis-url", "", "redis://[:PASSWORD@]HOST:6379[/DB]: count rate limits in Redis, across every instance; unset, each instance counts its own (env MOMOPAY_REDIS_URL)")
 	if err := c.parseNone(fs, args); err != nil {
 		return err
@@ -38,6 +39,7 @@ func (c *cli) serve(ctx context.Context, args []string) error {
 	if err := checkSettings(ctx, fs); err != nil {
 		return err
 	}
+	proxies, _ := api.ParseTrustedProxies(*trustedProxies) // checkTrustedProxies vetted it
 	logger, err := NewLogger(c.stderr, *logFormat, *logLevel)
 	if err != nil {
 		return fmt.Errorf("serve: %w", err)
@@ -56,7 +58,8 @@ func (c *cli) serve(ctx context.Context, args []string) error {
 		DatabaseURL: *db, Mode: *mode, PendingTTL: *ttl,
 		RateLimit: api.RateLimit{PerSecond: *rateLimit, Burst: *rateBurst}, Logger: logger,
 		ShutdownGrace: *grace, RedisURL: *redisURL, Getenv: c.getenv, RequireOperator: true,
-		SessionSecret: []byte(c.getenv("MOMOPAY_SESSION_SECRET")),
+		SessionSecret:  []byte(c.getenv("MOMOPAY_SESSION_SECRET")),
+		TrustedProxies: proxies,
 	})
 	if err != nil {
 		ln.Close()

@@ -3,9 +3,12 @@ package dashboard_test
 import (
 	"context"
 	"html"
+	"math/rand/v2"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -264,6 +267,29 @@ func TestAuditLog(t *testing.T) {
 			t.Error("another merchant's audit log shows this one's entries")
 		}
 	})
+}
+
+// TestAuditBehindProxy: behind a listed reverse proxy, the audit log and
+// the sign-in limit see the client X-Forwarded-For names, not the proxy
+// (the tests' requests come from 127.0.0.1, listed here as the proxy).
+func TestAuditBehindProxy(t *testing.T) {
+	b := setup(t, testserver.Options{TrustedProxies: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}})
+	flooder := b.browser()
+	flooder.headers["X-Forwarded-For"] = "198.51.100.7"
+	for range 31 {
+		flooder.postJSON("/auth/login", `{"email":"nobody-`+strconv.Itoa(rand.IntN(1e9))+`@example.com","password":"wrong password!"}`)
+	}
+	if r := flooder.postJSON("/auth/login", `{"email":"`+b.owner.Email+`","password":"`+password+`"}`); r.status != http.StatusTooManyRequests {
+		t.Errorf("the flooding client: %d, want 429", r.status)
+	}
+	owner := b.browser()
+	owner.headers["X-Forwarded-For"] = "203.0.113.9"
+	if r := owner.postJSON("/auth/login", `{"email":"`+b.owner.Email+`","password":"`+password+`"}`); r.status != http.StatusOK {
+		t.Fatalf("another client behind the same proxy: %d, want 200", r.status)
+	}
+	if page := owner.get("/audit"); !strings.Contains(page.body, "203.0.113.9") {
+		t.Error("the audit log does not show the forwarded client address of the sign-in")
+	}
 }
 
 // TestAuditLogPages follows the audit log's "Older" link from page to

@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/netip"
 	"os"
 	"strings"
 	"sync"
@@ -46,6 +47,9 @@ type Options struct {
 	// Admin also serves the admin listener (metrics, probes, pprof) on
 	// another loopback port, at AdminURL.
 	Admin bool
+	// TrustedProxies are the reverse proxies whose X-Forwarded-For is
+	// believed (serve's --trusted-proxies).
+	TrustedProxies []netip.Prefix
 }
 
 // Server is a running momopay with one merchant and one API key.
@@ -86,6 +90,7 @@ func Start(t testing.TB, opts Options) *Server {
 		PendingTTL:      opts.PendingTTL,
 		JobPollInterval: 50 * time.Millisecond,
 		RateLimit:       opts.RateLimit,
+		TrustedProxies:  opts.TrustedProxies,
 		Now:             opts.Now,
 		Logger:          logger,
 		// Every scrape reads the database afresh.
