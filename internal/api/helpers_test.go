@@ -78,6 +78,9 @@ func send(t testing.TB, req *http.Request) response {
 	if resp.Header.Get("X-Request-Id") == "" {
 		t.Errorf("%s %s: no X-Request-Id header", req.Method, req.URL.Path)
 	}
+	if resp.Header.Get("X-Content-Type-Options") != "nosniff" {
+		t.Errorf("%s %s: X-Content-Type-Options %q, want nosniff", req.Method, req.URL.Path, resp.Header.Get("X-Content-Type-Options"))
+	}
 	return r
 }
 

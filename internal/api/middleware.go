@@ -72,6 +72,9 @@ func withRequest(log *slog.Logger, observe ObserveRequest, next http.Handler) ht
 			id = uuid.NewString()
 		}
 		w.Header().Set("X-Request-Id", id)
+		// Every answer is JSON (or, for the dashboard's pages, HTML with its
+		// own headers): never to be sniffed into something a browser runs.
+		w.Header().Set("X-Content-Type-Options", "nosniff")
 		// requireKey fills logMerchant, deeper in the chain, for this log line.
 		var logMerchant string
 		ctx := context.WithValue(r.Context(), ctxRequestID, id)
