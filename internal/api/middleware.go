@@ -2,6 +2,7 @@ package api
 
 import (
 	"context"
+	"crypto/sha256"
 	"log/slog"
 	"net/http"
 	"regexp"
@@ -10,6 +11,8 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+
+	"github.com/momopay/momopay/internal/store"
 )
 
 type ctxKey int
@@ -145,41 +148,49 @@ type KeyAuthenticator interface {
 }
 
 // requireKey admits requests carrying a live API key (contract §5) and
-// applies the per-key rate limit. Failed authentications spend tokens of
-// the client address's own limit, and an address with none left is
-// answered 429 before any database lookup, so a flood of guessed keys
-// costs the database nothing.
+// applies the per-key rate limit.
 //
-// A valid key sent from such an address waits too: it cannot be told from
-// a guess without the very lookup the limit spares. The wait is short (the
-// bucket refills at AuthFailureLimit.PerSecond), and a merchant's server
-// that sends its own key right never spends these tokens, so only clients
-// sharing an address with the guesser notice.
+// A missing key, or one that has not the shape of a key, is answered 401
+// at once: no lookup is made for it, so there is nothing to limit. A
+// well-formed key that the lookup does not find (a guess, or a revoked
+// key) spends a token of the client address's own limit, and an address
+// with none left is answered 429 before any database lookup, so a flood of
+// guessed keys costs the database nothing. A key that authenticated in
+// this process before (knownKeys) is still looked up from such an address,
+// so a merchant's server sharing an address with the guesser (a proxy, a
+// NAT) keeps working; only a valid key never used here yet waits, as it
+// cannot be told from a guess without the very lookup the limit spares.
 func (s *Server) requireKey(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		r, cancel := withBudget(r)
 		defer cancel()
-		now, addr := s.now(), clientAddress(r.RemoteAddr)
-		if wait, out := s.authFailures.empty(addr, now); out {
-			writeRateLimited(w, wait, "too many failed authentications from this address; retry after retry_after seconds")
-			return
-		}
 		scheme, key, ok := strings.Cut(r.Header.Get("Authorization"), " ")
-		if !ok || !strings.EqualFold(scheme, "Bearer") || strings.TrimSpace(key) == "" {
-			s.authFailures.take(addr, now)
+		key = strings.TrimSpace(key)
+		if !ok || !strings.EqualFold(scheme, "Bearer") || key == "" {
 			writeProblem(w, http.StatusUnauthorized, codeUnauthorized, "missing API key: send Authorization: Bearer <API_KEY>")
 			return
 		}
-		keyID, merchant, err := s.keys.Identify(r.Context(), strings.TrimSpace(key), now)
+		if !store.WellFormedKey(key) {
+			writeProblem(w, http.StatusUnauthorized, codeUnauthorized, "invalid or revoked API key")
+			return
+		}
+		now, addr, digest := s.now(), clientAddress(r.RemoteAddr), sha256.Sum256([]byte(key))
+		if wait, out := s.authFailures.empty(addr, now); out && !s.knownKeys.has(digest) {
+			writeRateLimited(w, wait, "too many failed authentications from this address; retry after retry_after seconds")
+			return
+		}
+		keyID, merchant, err := s.keys.Identify(r.Context(), key, now)
 		if err != nil {
 			writeError(w, r, s.log, err)
 			return
 		}
 		if merchant == "" {
+			s.knownKeys.forget(digest)
 			s.authFailures.take(addr, now)
 			writeProblem(w, http.StatusUnauthorized, codeUnauthorized, "invalid or revoked API key")
 			return
 		}
+		s.knownKeys.add(digest)
 		if wait, ok := s.keyLimits.Take(r.Context(), keyID, now); !ok {
 			writeRateLimited(w, wait, "too many requests for this API key; retry after retry_after seconds")
 			return

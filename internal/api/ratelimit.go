@@ -2,6 +2,7 @@ package api
 
 import (
 	"context"
+	"crypto/sha256"
 	"net"
 	"net/netip"
 	"sync"
@@ -155,4 +156,50 @@ func clientAddress(remoteAddr string) string {
 		return p.String()
 	}
 	return addr.String()
+}
+
+// maxKnownKeys bounds knownKeys: far more keys than one deployment uses at
+// once, at about 100 bytes each.
+const maxKnownKeys = 10_000
+
+// knownKeys holds the SHA-256 digests of the API keys that authenticated in
+// this process, so that an address out of failure tokens still gets its
+// valid keys looked up (requireKey). Only a successful lookup adds one, so
+// a guesser cannot fill it; a failed lookup removes the key (revoked).
+// When full, an arbitrary entry goes: at worst that key waits like an
+// unknown one.
+type knownKeys struct {
+	mu sync.Mutex
+	m  map[[sha256.Size]byte]struct{}
+}
+
+func (k *knownKeys) has(d [sha256.Size]byte) bool {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	_, ok := k.m[d]
+	return ok
+}
+
+func (k *knownKeys) add(d [sha256.Size]byte) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.m == nil {
+		k.m = map[[sha256.Size]byte]struct{}{}
+	}
+	if _, ok := k.m[d]; ok {
+		return
+	}
+	for e := range k.m {
+		if len(k.m) < maxKnownKeys {
+			break
+		}
+		delete(k.m, e)
+	}
+	k.m[d] = struct{}{}
+}
+
+func (k *knownKeys) forget(d [sha256.Size]byte) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	delete(k.m, d)
 }

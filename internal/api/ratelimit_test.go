@@ -87,11 +87,14 @@ func TestAuthFailuresLimitedPerAddress(t *testing.T) {
 	if codes[401] != burst || codes[429] != 100-burst || keys.lookups.Load() != int64(burst) {
 		t.Fatalf("100 bad keys: %v, %d lookups; want %d × 401 (and lookups), then 429s without lookup", codes, keys.lookups.Load(), burst)
 	}
-	// A missing key counts as a failure too, and is refused the same way.
-	if w := get("198.51.100.7:40001", ""); w.Code != 429 {
-		t.Errorf("no key from the flooding address: %d", w.Code)
+	// A missing or malformed key needs no lookup: it is answered 401 as
+	// the contract says, from the flooding address too, and spends nothing.
+	for _, key := range []string{"", "not-a-key", "service_live_short", "service_live_" + strings.Repeat("-", 32)} {
+		if w := get("198.51.100.7:40001", key); w.Code != 401 {
+			t.Errorf("key %q from the flooding address: %d, want 401", key, w.Code)
+		}
 	}
-	// The valid key from that address waits as well: without a lookup it
+	// A valid key never used in this process waits: without a lookup it
 	// cannot be told from a guess (see requireKey).
 	if w := get("198.51.100.7:40002", s.APIKey); w.Code != 429 || keys.lookups.Load() != int64(burst) {
 		t.Errorf("valid key from the flooding address: %d, %d lookups", w.Code, keys.lookups.Load())
@@ -99,6 +102,16 @@ func TestAuthFailuresLimitedPerAddress(t *testing.T) {
 	// Other addresses are untouched; an IPv6 /64 is one address.
 	if w := get("203.0.113.9:5000", s.APIKey); w.Code != 200 {
 		t.Errorf("valid key from another address: %d %s", w.Code, w.Body)
+	}
+	// Once it has authenticated, the key is looked up from the flooding
+	// address too (a merchant behind the guesser's NAT keeps working),
+	// while guesses from there still get 429 without a lookup.
+	if w := get("198.51.100.7:40003", s.APIKey); w.Code != 200 {
+		t.Errorf("a key known valid, from the flooding address: %d %s", w.Code, w.Body)
+	}
+	before := keys.lookups.Load()
+	if w := get("198.51.100.7:40004", bad(1)); w.Code != 429 || keys.lookups.Load() != before {
+		t.Errorf("a guess from the flooding address after that: %d, %d lookups", w.Code, keys.lookups.Load()-before)
 	}
 	for i := range burst {
 		get("[2001:db8:1:2::"+string(rune('a'+i%6))+"]:443", bad(i))
@@ -111,8 +124,8 @@ func TestAuthFailuresLimitedPerAddress(t *testing.T) {
 	}
 	// Tokens come back at AuthFailureLimit.PerSecond.
 	clock.Advance(time.Second)
-	if w := get("198.51.100.7:40003", s.APIKey); w.Code != 200 {
-		t.Errorf("valid key a second after the flood: %d %s", w.Code, w.Body)
+	if w := get("198.51.100.7:40005", bad(2)); w.Code != 401 {
+		t.Errorf("a wrong key a second after the flood: %d %s", w.Code, w.Body)
 	}
 }
 
@@ -147,51 +160,56 @@ func TestAuthFailuresBehindProxy(t *testing.T) {
 		return api.NewServer(api.Config{Payments: s.App.Payments, Keys: s.App.APIKeys, Now: clock.Now,
 			Logger: slog.New(slog.DiscardHandler), TrustedProxies: trusted}).Handler()
 	}
-	get := func(h http.Handler, peer, forwarded, key string) int {
+	bad := "service_live_" + strings.Repeat("x", 32)
+	// guess sends a wrong key: 401 while the client's address has tokens
+	// left, 429 once they are spent.
+	guess := func(h http.Handler, peer, forwarded string) int {
 		req := httptest.NewRequest("GET", "/v1/transactions", nil)
 		req.RemoteAddr = peer
 		if forwarded != "" {
 			req.Header.Set("X-Forwarded-For", forwarded)
 		}
-		req.Header.Set("Authorization", "Bearer "+key)
+		req.Header.Set("Authorization", "Bearer "+bad)
 		w := httptest.NewRecorder()
 		h.ServeHTTP(w, req)
 		return w.Code
 	}
-	bad := "service_live_" + strings.Repeat("x", 32)
 	flood := func(h http.Handler, peer, forwarded string) {
-		for range api.AuthFailureLimit.Burst + 1 {
-			get(h, peer, forwarded, bad)
+		for range api.AuthFailureLimit.Burst {
+			guess(h, peer, forwarded)
 		}
 	}
 
 	behind := handler(proxies)
 	flood(behind, "10.0.0.5:4000", "198.51.100.7")
-	if code := get(behind, "10.0.0.5:4001", "198.51.100.7", s.APIKey); code != 429 {
+	if code := guess(behind, "10.0.0.5:4001", "198.51.100.7"); code != 429 {
 		t.Errorf("the flooding client behind the proxy: %d, want 429", code)
 	}
-	if code := get(behind, "10.0.0.5:4002", "203.0.113.9", s.APIKey); code != 200 {
-		t.Errorf("another client behind the same proxy: %d, want 200", code)
+	if code := guess(behind, "10.0.0.5:4002", "203.0.113.9"); code != 401 {
+		t.Errorf("another client behind the same proxy: %d, want 401", code)
 	}
 	// The flooder writes another address into the header itself: the
 	// proxy appends the one it saw, which is what counts.
-	if code := get(behind, "10.0.0.5:4003", "203.0.113.9, 198.51.100.7", s.APIKey); code != 429 {
+	if code := guess(behind, "10.0.0.5:4003", "203.0.113.9, 198.51.100.7"); code != 429 {
 		t.Errorf("the flooder with a forged X-Forwarded-For: %d, want 429", code)
 	}
 	// Two proxies in a row (the second, an IPv6 one, listed too).
-	if code := get(behind, "[fd00::2]:443", "198.51.100.7, 10.0.0.5", s.APIKey); code != 429 {
+	if code := guess(behind, "[fd00::2]:443", "198.51.100.7, 10.0.0.5"); code != 429 {
 		t.Errorf("the flooder through two proxies: %d, want 429", code)
 	}
 	// From a peer that is not a listed proxy, the header counts for nothing.
 	flood(behind, "192.0.2.1:5000", "203.0.113.10")
-	if code := get(behind, "10.0.0.5:4004", "203.0.113.10", s.APIKey); code != 200 {
-		t.Errorf("the address a direct client claimed: %d, want 200", code)
+	if code := guess(behind, "10.0.0.5:4004", "203.0.113.10"); code != 401 {
+		t.Errorf("the address a direct client claimed: %d, want 401", code)
+	}
+	if code := guess(behind, "192.0.2.1:5001", ""); code != 429 {
+		t.Errorf("the direct client itself: %d, want 429", code)
 	}
 
 	// Not listed: the proxy's clients share its budget.
 	plain := handler(nil)
 	flood(plain, "10.0.0.6:4000", "198.51.100.8")
-	if code := get(plain, "10.0.0.6:4001", "203.0.113.11", s.APIKey); code != 429 {
+	if code := guess(plain, "10.0.0.6:4001", "203.0.113.11"); code != 429 {
 		t.Errorf("another client behind an unlisted proxy: %d, want 429 (the proxy's shared budget)", code)
 	}
 }

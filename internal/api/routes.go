@@ -22,6 +22,7 @@ type Server struct {
 	// authFailures that of failed authentications per client address.
 	keyLimits    KeyLimiter
 	authFailures *limiterSet
+	knownKeys    knownKeys
 	// callbacks reads the callbacks of the operators that send them.
 	callbacks map[payment.Operator]operator.CallbackReader
 	mount     func(*http.ServeMux)

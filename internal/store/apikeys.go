@@ -61,6 +61,20 @@ func NewAPIKey() string {
 	return APIKeyPrefix + string(out)
 }
 
+// WellFormedKey reports whether key has the shape of an API key (the
+// prefix and 32 alphanumerics): anything else is refused without a lookup.
+func WellFormedKey(key string) bool {
+	if !strings.HasPrefix(key, APIKeyPrefix) || len(key) != len(APIKeyPrefix)+32 {
+		return false
+	}
+	for i := len(APIKeyPrefix); i < len(key); i++ {
+		if !strings.ContainsRune(keyAlphabet, rune(key[i])) {
+			return false
+		}
+	}
+	return true
+}
+
 // hashKey is SHA-256: keys carry 190 bits of entropy, so a slow hash adds
 // nothing and a fast one keeps authentication cheap on every request.
 func hashKey(key string) string {
@@ -151,7 +165,7 @@ func (s *APIKeys) Authenticate(ctx context.Context, key string, now time.Time) (
 // Identify is Authenticate with the key's own id as well, which the API's
 // rate limit is kept by: each key has its budget, as documented.
 func (s *APIKeys) Identify(ctx context.Context, key string, now time.Time) (keyID, merchantID string, err error) {
-	if !strings.HasPrefix(key, APIKeyPrefix) || len(key) != len(APIKeyPrefix)+32 {
+	if !WellFormedKey(key) {
 		return "", "", nil
 	}
 	hash := hashKey(key)
