@@ -150,12 +150,22 @@ func TestCreateRequestLimits(t *testing.T) {
 	if r.status != http.StatusRequestEntityTooLarge || r.errorField("code") != "PAYLOAD_TOO_LARGE" {
 		t.Errorf("oversized body: %d %s", r.status, r.raw)
 	}
-	req, _ := http.NewRequest("POST", s.URL+"/v1/transactions", strings.NewReader(mustJSON(t, newPayment(nil))))
-	req.Header.Set("Authorization", "Bearer "+s.APIKey)
-	req.Header.Set("Content-Type", "text/plain")
-	r = send(t, req)
-	if r.status != http.StatusUnsupportedMediaType || r.errorField("code") != "UNSUPPORTED_MEDIA_TYPE" {
-		t.Errorf("wrong content type: %d %s", r.status, r.raw)
+	// A body announced as something else is the contract's wrong format;
+	// one sent without a Content-Type is read as JSON.
+	for _, ct := range []string{"text/plain", "application/x-www-form-urlencoded", "application/json; charset=utf-8", ""} {
+		req, _ := http.NewRequest("POST", s.URL+"/v1/transactions", strings.NewReader(mustJSON(t, newPayment(nil))))
+		req.Header.Set("Authorization", "Bearer "+s.APIKey)
+		if ct != "" {
+			req.Header.Set("Content-Type", ct)
+		}
+		r = send(t, req)
+		json := ct == "" || strings.HasPrefix(ct, "application/json")
+		if json && r.status != http.StatusCreated {
+			t.Errorf("Content-Type %q: %d %s, want 201", ct, r.status, r.raw)
+		}
+		if !json && (r.status != http.StatusBadRequest || r.errorField("code") != "VALIDATION_ERROR" || !strings.Contains(string(r.raw), `"body"`)) {
+			t.Errorf("Content-Type %q: %d %s, want 400 VALIDATION_ERROR naming the body", ct, r.status, r.raw)
+		}
 	}
 	r = do(t, s, "DELETE", "/v1/transactions", s.APIKey, nil)
 	if r.status != http.StatusMethodNotAllowed || r.errorField("code") != "METHOD_NOT_ALLOWED" {

@@ -22,7 +22,6 @@ const (
 	codeUnavailable    = "GATEWAY_UNAVAILABLE"
 	codeRateLimited    = "RATE_LIMITED"
 	codeTooLarge       = "PAYLOAD_TOO_LARGE"
-	codeMediaType      = "UNSUPPORTED_MEDIA_TYPE"
 	codeMethodNotAllow = "METHOD_NOT_ALLOWED"
 	codeInternal       = "INTERNAL_ERROR"
 )
