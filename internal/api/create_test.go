@@ -168,8 +168,12 @@ func TestCreateRequestLimits(t *testing.T) {
 		}
 	}
 	r = do(t, s, "DELETE", "/v1/transactions", s.APIKey, nil)
-	if r.status != http.StatusMethodNotAllowed || r.errorField("code") != "METHOD_NOT_ALLOWED" {
-		t.Errorf("DELETE: %d %s", r.status, r.raw)
+	if r.status != http.StatusMethodNotAllowed || r.errorField("code") != "METHOD_NOT_ALLOWED" || r.header.Get("Allow") != "GET, HEAD, POST" {
+		t.Errorf("DELETE: %d %s, Allow %q", r.status, r.raw, r.header.Get("Allow"))
+	}
+	// What Allow names is served: HEAD too.
+	if r := do(t, s, "HEAD", "/v1/transactions", s.APIKey, nil); r.status != http.StatusOK {
+		t.Errorf("HEAD: %d", r.status)
 	}
 	r = do(t, s, "GET", "/v2/anything", s.APIKey, nil)
 	if r.status != http.StatusNotFound || r.errorField("code") != "NOT_FOUND" {

@@ -77,9 +77,10 @@ func (s *Server) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("POST /v1/transactions", s.requireKey(s.handleCreateTransaction()))
 	mux.Handle("GET /v1/transactions", s.requireKey(s.handleListTransactions()))
-	mux.Handle("/v1/transactions", methodNotAllowed("GET, POST"))
+	// A GET pattern also serves HEAD, so the Allow lists name it.
+	mux.Handle("/v1/transactions", methodNotAllowed("GET, HEAD, POST"))
 	mux.Handle("GET /v1/transactions/{id}", s.requireKey(s.handleGetTransaction()))
-	mux.Handle("/v1/transactions/{id}", methodNotAllowed("GET"))
+	mux.Handle("/v1/transactions/{id}", methodNotAllowed("GET, HEAD"))
 	mux.Handle("POST /callbacks/{operator}", s.handleOperatorCallback())
 	mux.Handle("/callbacks/{operator}", methodNotAllowed("POST"))
 	mux.Handle("GET /v1/openapi.json", handleOpenAPI())
@@ -106,7 +107,7 @@ func notFound() http.Handler {
 
 func handleOpenAPI() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Content-Type", "application/json; charset=utf-8")
 		w.Write(openAPIDocument)
 	})
 }

@@ -257,12 +257,12 @@ func (d *Dashboard) handleLogin() http.Handler {
 				err = json.Unmarshal(b, &in)
 			}
 			if err != nil {
-				writeProblem(w, http.StatusBadRequest, "VALIDATION_ERROR", "the body must be a JSON object with email and password")
+				writeInvalid(w, "the body must be a JSON object with email and password", "body", "must be a JSON object with email and password")
 				return
 			}
 		} else {
 			if err := r.ParseForm(); err != nil {
-				writeProblem(w, http.StatusBadRequest, "VALIDATION_ERROR", "unreadable form")
+				writeInvalid(w, "unreadable form", "body", "could not be read as a form")
 				return
 			}
 			in.Email, in.Password = r.PostForm.Get("email"), r.PostForm.Get("password")
@@ -378,6 +378,13 @@ func retryAfter(w http.ResponseWriter, wait time.Duration) int {
 	secs := int((wait + time.Second - 1) / time.Second)
 	w.Header().Set("Retry-After", strconv.Itoa(secs))
 	return secs
+}
+
+// writeInvalid answers 400 VALIDATION_ERROR naming the bad field, as the
+// API does for every validation error.
+func writeInvalid(w http.ResponseWriter, message, field, problem string) {
+	writeJSON(w, http.StatusBadRequest, map[string]any{"error": map[string]any{"code": "VALIDATION_ERROR", "message": message,
+		"status": http.StatusBadRequest, "fields": map[string]string{field: problem}}})
 }
 
 func writeProblem(w http.ResponseWriter, status int, code, message string) {

@@ -88,7 +88,7 @@ func TestLoginJSON(t *testing.T) {
 		if unknown.status != wrong.status || unknown.body != wrong.body {
 			t.Errorf("unknown email answered differently: %d %s vs %s", unknown.status, unknown.body, wrong.body)
 		}
-		if r := b.browser().postJSON("/auth/login", `{"email":`); r.status != http.StatusBadRequest || r.errorCode() != "VALIDATION_ERROR" {
+		if r := b.browser().postJSON("/auth/login", `{"email":`); r.status != http.StatusBadRequest || r.errorCode() != "VALIDATION_ERROR" || !strings.Contains(r.body, `"fields":{"body":`) {
 			t.Errorf("bad JSON: %d %s", r.status, r.body)
 		}
 	})
