@@ -3,6 +3,7 @@ package api
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"unicode/utf8"
 
 	"github.com/momopay/momopay/internal/payment"
@@ -34,6 +35,11 @@ func decodeObject(body []byte) (map[string]json.RawMessage, error) {
 	if raw == nil { // the body was null
 		return nil, bodyError("must be a JSON object")
 	}
+	if name, ok := repeatedMember(body); ok {
+		// encoding/json keeps the last; a proxy or firewall that checked
+		// the first would have passed another request than this one.
+		return nil, bodyError(fmt.Sprintf("has the field %q more than once", name))
+	}
 	if !isRawText(body) {
 		clean := true
 		for _, v := range raw {
@@ -46,6 +52,32 @@ func decodeObject(body []byte) (map[string]json.RawMessage, error) {
 		}
 	}
 	return raw, nil
+}
+
+// repeatedMember returns the first member name that the JSON object body
+// (already known to be valid) holds twice.
+func repeatedMember(body []byte) (string, bool) {
+	dec := json.NewDecoder(bytes.NewReader(body))
+	if _, err := dec.Token(); err != nil { // the opening brace
+		return "", false
+	}
+	seen := map[string]bool{}
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return "", false
+		}
+		name, _ := tok.(string)
+		if seen[name] {
+			return name, true
+		}
+		seen[name] = true
+		var skip json.RawMessage
+		if err := dec.Decode(&skip); err != nil {
+			return "", false
+		}
+	}
+	return "", false
 }
 
 // rawTextProblem is the message for a JSON string that is not text.

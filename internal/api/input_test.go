@@ -96,6 +96,8 @@ func TestCreateBodyErrorsNameBody(t *testing.T) {
 		"trailing junk":      `{"reference":"a"} x`,
 		"two objects":        `{}{}`,
 		"invalid UTF-8 name": "{\"ref\xff\":1}",
+		// Which one would count is a guess a proxy may make otherwise.
+		"a field twice": `{"reference":"dup-1","amount":50,"currency":"XAF","operator":"MOOV","phone_number":"+23599000001","amount":1000}`,
 	} {
 		t.Run(name, func(t *testing.T) {
 			req, _ := http.NewRequest("POST", s.URL+"/v1/transactions", strings.NewReader(body))

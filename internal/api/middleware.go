@@ -164,6 +164,12 @@ func (s *Server) requireKey(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		r, cancel := withBudget(r)
 		defer cancel()
+		if len(r.Header.Values("Authorization")) > 1 {
+			// Which one counts would be a guess, and a proxy may guess
+			// otherwise.
+			writeProblem(w, http.StatusUnauthorized, codeUnauthorized, "send one Authorization header, not several")
+			return
+		}
 		scheme, key, ok := strings.Cut(r.Header.Get("Authorization"), " ")
 		key = strings.TrimSpace(key)
 		if !ok || !strings.EqualFold(scheme, "Bearer") || key == "" {

@@ -33,13 +33,16 @@ func TestAuthentication(t *testing.T) {
 		{"unknown key", "Bearer service_live_" + strings.Repeat("A", 32)},
 		{"malformed key", "Bearer sk_test_123"},
 		{"revoked key", "Bearer " + revokedKey},
+		{"two keys", "Bearer " + s.APIKey + "\nBearer " + s.APIKey},
 	} {
 		for _, ep := range []struct{ method, path string }{{"GET", path}, {"GET", "/v1/transactions"}, {"POST", "/v1/transactions"}} {
 			t.Run(c.name+" "+ep.method+" "+ep.path, func(t *testing.T) {
 				req, _ := http.NewRequest(ep.method, s.URL+ep.path, strings.NewReader(mustJSON(t, newPayment(nil))))
 				req.Header.Set("Content-Type", "application/json")
-				if c.header != "" {
-					req.Header.Set("Authorization", c.header)
+				for h := range strings.SplitSeq(c.header, "\n") {
+					if h != "" {
+						req.Header.Add("Authorization", h)
+					}
 				}
 				r := send(t, req)
 				if r.status != 401 || r.errorField("code") != "UNAUTHORIZED" || r.errorField("status") != 401.0 {
