@@ -299,3 +299,44 @@ func TestDeliveryHistoryPage(t *testing.T) {
 		}
 	})
 }
+
+// TestOverviewAlertCountsWhatCanBeResent: the overview's "could not be
+// delivered" count holds the undelivered deliveries a person can act on,
+// not a failed test event nor the deliveries of a deleted endpoint, which
+// no re-send could ever clear.
+func TestOverviewAlertCountsWhatCanBeResent(t *testing.T) {
+	eachEngine(t, func(t *testing.T, b *bundle) {
+		rc := newReceiver(t, func(_ int, w http.ResponseWriter) { w.WriteHeader(http.StatusServiceUnavailable) })
+		br := b.login(b.owner.Email)
+		br.postForm("/webhooks", url.Values{"url": {rc.URL}})
+		endpoint := endpointIDs(br.get("/webhooks").body)[0]
+		br.postForm("/webhooks/"+endpoint+"/test", nil) // fails: an undelivered test delivery
+		id := createPayment(t, b, b.s.APIKey, "alert-1", "AIRTEL", 1000)["id"].(string)
+		settleByPhone(t, br, id, true)
+		rc.waitFor(t, 2)
+		deadline := time.Now().Add(60 * time.Second)
+		for {
+			ds, _ := b.s.App.Webhooks.Deliveries(context.Background(), b.s.MerchantID, 0)
+			if len(ds) == 2 && len(ds[0].Attempts) == 1 && !ds[0].Attempts[0].InProgress && len(ds[1].Attempts) == 1 && !ds[1].Attempts[0].InProgress {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatal("the attempts were not recorded")
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		// As five failed attempts would.
+		if _, err := b.s.App.DB.Exec(`UPDATE webhook_deliveries SET state = 'undelivered', next_attempt_at = NULL WHERE merchant_id = $1`, b.s.MerchantID); err != nil {
+			t.Fatal(err)
+		}
+		if page := br.get("/").body; !strings.Contains(page, "1 webhook deliveries could not be delivered.") {
+			t.Error("the overview does not count the one payment delivery that can be re-sent (and only it)")
+		}
+		if r := br.postForm("/webhooks/"+endpoint+"/delete", nil); r.status != http.StatusSeeOther {
+			t.Fatalf("delete the endpoint: %d", r.status)
+		}
+		if page := br.get("/").body; !strings.Contains(page, "Nothing needs attention.") {
+			t.Error("the deleted endpoint's undelivered delivery still needs attention, though nothing can re-send it")
+		}
+	})
+}
