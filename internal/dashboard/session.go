@@ -311,6 +311,7 @@ func (d *Dashboard) handleLogin() http.Handler {
 			d.fail(w, r, err)
 			return
 		}
+		d.byAccount.forget(email)
 		if err := d.issue(w, row, u, now); err != nil {
 			d.fail(w, r, err)
 			return

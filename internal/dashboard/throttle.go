@@ -59,3 +59,11 @@ func (t *throttle) fail(key string, now time.Time) {
 	}
 	lim.AllowN(now, 1)
 }
+
+// forget gives key a fresh budget: a sign-in that succeeded shows the
+// failures before it were the user's own typing, not a guesser's.
+func (t *throttle) forget(key string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	delete(t.by, key)
+}
