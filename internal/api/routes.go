@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/netip"
+	"strings"
 	"time"
 
 	"github.com/momopay/momopay/internal/operator"
@@ -30,6 +31,7 @@ type Server struct {
 	log       *slog.Logger
 	observe   ObserveRequest
 	trusted   []netip.Prefix
+	page404   http.Handler
 }
 
 // Config carries the Server's collaborators.
@@ -54,6 +56,11 @@ type Config struct {
 	// TrustedProxies are the reverse proxies whose X-Forwarded-For names
 	// the client (see behindProxies); none by default.
 	TrustedProxies []netip.Prefix
+
+	// PageNotFound, when set, answers a browser (Accept: text/html) that
+	// asks for a path outside the API: the dashboard's 404 page rather
+	// than the API's JSON.
+	PageNotFound http.Handler
 }
 
 // NewServer builds the HTTP handler of the whole service.
@@ -63,7 +70,7 @@ func NewServer(cfg Config) *Server {
 	}
 	return &Server{
 		payments: cfg.Payments, keys: cfg.Keys, callbacks: cfg.Callbacks, mount: cfg.Mount, now: cfg.Now, log: cfg.Logger, observe: cfg.ObserveRequest,
-		keyLimits: cfg.KeyLimiter, trusted: cfg.TrustedProxies,
+		keyLimits: cfg.KeyLimiter, trusted: cfg.TrustedProxies, page404: cfg.PageNotFound,
 		authFailures: newLimiterSet(AuthFailureLimit, maxLimiters),
 	}
 }
@@ -85,7 +92,7 @@ func (s *Server) Handler() http.Handler {
 	mux.Handle("/callbacks/{operator}", methodNotAllowed("POST"))
 	mux.Handle("GET /v1/openapi.json", handleOpenAPI())
 	mux.Handle("GET /healthz", handleHealth())
-	mux.Handle("/", notFound())
+	mux.Handle("/", s.notFound())
 	if s.mount != nil {
 		s.mount(mux)
 	}
@@ -99,8 +106,16 @@ func methodNotAllowed(allow string) http.Handler {
 	})
 }
 
-func notFound() http.Handler {
+// notFound answers a path no route has: the API's 404 in its envelope,
+// or for a browser asking for a page outside /v1 and /callbacks, the
+// dashboard's 404 page (page404).
+func (s *Server) notFound() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		apiPath := strings.HasPrefix(r.URL.Path, "/v1/") || strings.HasPrefix(r.URL.Path, "/callbacks/")
+		if s.page404 != nil && !apiPath && strings.Contains(r.Header.Get("Accept"), "text/html") {
+			s.page404.ServeHTTP(w, r)
+			return
+		}
 		writeProblem(w, http.StatusNotFound, codeNotFound, "no such endpoint")
 	})
 }

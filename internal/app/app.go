@@ -252,7 +252,7 @@ func (a *App) wire(ctx context.Context) error {
 	a.Handler = api.NewServer(api.Config{
 		Payments: a.Metrics.Payments(a.Payments), Keys: a.APIKeys, Callbacks: callbacks, RateLimit: cfg.RateLimit, KeyLimiter: limiter, Now: cfg.Now, Logger: cfg.Logger,
 		ObserveRequest: a.Metrics.ObserveRequest,
-		Mount:          a.Dashboard.Register, TrustedProxies: cfg.TrustedProxies,
+		Mount:          a.Dashboard.Register, PageNotFound: a.Dashboard.NotFoundPage(), TrustedProxies: cfg.TrustedProxies,
 	}).Handler()
 	a.registerCollector()
 	return nil

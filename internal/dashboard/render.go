@@ -166,6 +166,12 @@ func (d *Dashboard) notFound(w http.ResponseWriter, r *http.Request) {
 	d.render(w, r, http.StatusNotFound, "message", &messagePage{layout: layout{Title: "notfound.title"}, Heading: "notfound.title", Body: "notfound.body"})
 }
 
+// NotFoundPage is the 404 page with the dashboard's headers, for the API's
+// catch-all to show a browser that asked for a page that does not exist.
+func (d *Dashboard) NotFoundPage() http.Handler {
+	return d.secure(http.HandlerFunc(d.notFound))
+}
+
 // forbidden is the 403 page for an action the user's role does not grant.
 func (d *Dashboard) forbidden(w http.ResponseWriter, r *http.Request) {
 	d.render(w, r, http.StatusForbidden, "message", &messagePage{layout: layout{Title: "forbidden.title"}, Heading: "forbidden.title", Body: "forbidden.body"})

@@ -347,6 +347,28 @@ func TestPasswordChangeThrottle(t *testing.T) {
 	})
 }
 
+// TestUnknownPages: a browser asking for a page that does not exist gets
+// the dashboard's 404 page with its headers; API paths, and clients that
+// do not ask for HTML, keep the API's JSON 404.
+func TestUnknownPages(t *testing.T) {
+	b := setup(t, testserver.Options{})
+	br := b.browser()
+	br.headers["Accept"] = "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8"
+	for _, path := range []string{"/no-such-page", "/auth/login"} {
+		r := br.get(path)
+		if r.status != http.StatusNotFound || !strings.HasPrefix(r.header.Get("Content-Type"), "text/html") ||
+			r.header.Get("Content-Security-Policy") == "" || r.header.Get("X-Frame-Options") != "DENY" {
+			t.Errorf("GET %s from a browser: %d, Content-Type %q, CSP %q", path, r.status, r.header.Get("Content-Type"), r.header.Get("Content-Security-Policy"))
+		}
+	}
+	if r := br.get("/v1/no-such-thing"); r.status != http.StatusNotFound || r.errorCode() != "NOT_FOUND" {
+		t.Errorf("an API path from a browser: %d %s, want the API's JSON 404", r.status, r.body)
+	}
+	if r := b.browser().get("/no-such-page"); r.status != http.StatusNotFound || r.errorCode() != "NOT_FOUND" {
+		t.Errorf("without Accept: text/html: %d %s, want the API's JSON 404", r.status, r.body)
+	}
+}
+
 func TestSecurityHeaders(t *testing.T) {
 	b := setup(t, testserver.Options{})
 	for _, path := range []string{"/login", "/"} {
