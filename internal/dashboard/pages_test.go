@@ -273,7 +273,10 @@ func TestAuditLog(t *testing.T) {
 // the sign-in limit see the client X-Forwarded-For names, not the proxy
 // (the tests' requests come from 127.0.0.1, listed here as the proxy).
 func TestAuditBehindProxy(t *testing.T) {
-	b := setup(t, testserver.Options{TrustedProxies: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}})
+	// The clock stands still, so no attempt comes back however slow the
+	// machine is.
+	clock := testserver.NewClock(time.Now())
+	b := setup(t, testserver.Options{Now: clock.Now, TrustedProxies: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}})
 	flooder := b.browser()
 	flooder.headers["X-Forwarded-For"] = "198.51.100.7"
 	for range 31 {
