@@ -194,6 +194,29 @@ func TestDuplicateReference(t *testing.T) {
 			again.errorField("existing_transaction_id") != first.body["id"] {
 			t.Fatalf("duplicate: %d %s", again.status, again.raw)
 		}
+		// Even when they are wrong: the reference alone decides, so a retry
+		// whose body changed still learns the transaction that holds it.
+		for name, changes := range map[string]map[string]any{
+			"amount under the minimum": {"amount": 50},
+			"decimal amount":           {"amount": 1000.5},
+			"phone without prefix":     {"phone_number": "60000001"},
+			"unknown operator":         {"operator": "MTN"},
+			"unknown field":            {"tip": 100},
+		} {
+			changes["reference"] = "dup-1"
+			r := do(t, s, "POST", "/v1/transactions", s.APIKey, newPayment(changes))
+			if r.status != http.StatusConflict || r.errorField("existing_transaction_id") != first.body["id"] {
+				t.Errorf("taken reference with %s: %d %s, want 409 naming %s", name, r.status, r.raw, first.body["id"])
+			}
+		}
+		// A free reference with a wrong value is refused as such, and so is
+		// a reference that is itself wrong.
+		if r := do(t, s, "POST", "/v1/transactions", s.APIKey, newPayment(map[string]any{"reference": "dup-2", "amount": 50})); r.status != http.StatusUnprocessableEntity {
+			t.Errorf("free reference, amount 50: %d %s", r.status, r.raw)
+		}
+		if r := do(t, s, "POST", "/v1/transactions", s.APIKey, newPayment(map[string]any{"reference": "dup 1", "amount": 50})); r.status != http.StatusBadRequest {
+			t.Errorf("invalid reference: %d %s", r.status, r.raw)
+		}
 		got := do(t, s, "GET", "/v1/transactions/"+first.body["id"].(string), s.APIKey, nil)
 		if got.body["amount"] != 1000.0 || got.body["operator"] != "AIRTEL" {
 			t.Errorf("the stored transaction changed: %s", got.raw)

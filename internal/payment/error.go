@@ -33,6 +33,12 @@ type Error struct {
 
 func (e *Error) Error() string { return fmt.Sprintf("%s: %s", e.Code, e.Message) }
 
+// DuplicateReference is the 409 answer to a create whose reference the
+// merchant's transaction id already holds.
+func DuplicateReference(id string) *Error {
+	return &Error{Code: EDUPLICATE, ExistingTransactionID: id, Message: "a transaction with this reference already exists"}
+}
+
 // Errorf builds an *Error with a formatted message.
 func Errorf(code, format string, args ...any) *Error {
 	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}

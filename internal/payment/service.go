@@ -37,6 +37,9 @@ type Store interface {
 	Heard(ctx context.Context, merchantID, id string, e TransactionEvent) error
 	// Transaction returns the merchant's transaction or ErrNotFound.
 	Transaction(ctx context.Context, merchantID, id string) (*Transaction, error)
+	// ReferenceHolder returns the id of the merchant's transaction holding
+	// reference (its push in flight or not), or ErrNotFound.
+	ReferenceHolder(ctx context.Context, merchantID, reference string) (string, error)
 	// TransactionByInternalRef finds a transaction for an operator callback,
 	// which knows only our internal_ref.
 	TransactionByInternalRef(ctx context.Context, ref string) (*Transaction, error)
@@ -117,12 +120,13 @@ const pushTimeout = 15 * time.Second
 // transaction that exists), EUNAVAILABLE when the operator certainly did not
 // take the push (nothing is kept, so the same reference can be retried).
 func (s *Service) Initiate(ctx context.Context, merchantID string, req CreateRequest) (*Transaction, error) {
-	if err := req.Validate(); err != nil {
-		return nil, err
-	}
-	if s.operators[Operator(req.Operator)] == nil {
-		return nil, &Error{Code: EUNPROCESSABLE, Fields: map[string]string{"operator": "not available on this service"},
+	err := req.Validate()
+	if err == nil && s.operators[Operator(req.Operator)] == nil {
+		err = &Error{Code: EUNPROCESSABLE, Fields: map[string]string{"operator": "not available on this service"},
 			Message: fmt.Sprintf("%s payments are not available on this service: its %s account is not configured", req.Operator, req.Operator)}
+	}
+	if err != nil {
+		return nil, s.takenFirst(ctx, merchantID, req.Reference, err)
 	}
 	now := s.now().UTC().Truncate(time.Microsecond)
 	t := &Transaction{
@@ -149,7 +153,7 @@ func (s *Service) Initiate(ctx context.Context, merchantID string, req CreateReq
 	bg := context.WithoutCancel(ctx)
 	pushCtx, cancel := context.WithTimeout(bg, pushTimeout)
 	defer cancel()
-	err := s.operators[t.Operator].RequestPayment(pushCtx, operatorPayment(t))
+	err = s.operators[t.Operator].RequestPayment(pushCtx, operatorPayment(t))
 	if ue, ok := errors.AsType[*operator.UnavailableError](err); ok {
 		deleted, derr := s.store.DeleteTransaction(bg, merchantID, t.ID)
 		if derr != nil {
@@ -240,6 +244,32 @@ func (s *Service) List(ctx context.Context, merchantID string, f ListFilter) (*P
 		return nil, err
 	}
 	return s.store.ListTransactions(ctx, merchantID, f)
+}
+
+// takenFirst answers a create refused by validation with 409 when its
+// reference is taken: the contract makes the reference alone the
+// idempotency key, the other parameters ignored when comparing, so a retry
+// whose body changed (or went wrong) still learns which transaction holds
+// the reference. A reference that is itself invalid, or free, leaves the
+// validation error as it is; so does one whose holder's push is refused
+// meanwhile (the reference is free again).
+func (s *Service) takenFirst(ctx context.Context, merchantID, reference string, invalid error) error {
+	if e, ok := errors.AsType[*Error](invalid); !ok || e.Fields["reference"] != "" {
+		return invalid
+	}
+	id, err := s.store.ReferenceHolder(ctx, merchantID, reference)
+	if errors.Is(err, ErrNotFound) {
+		return invalid
+	}
+	if err != nil {
+		return err
+	}
+	if _, err := s.awaitPush(ctx, merchantID, id); errors.Is(err, ErrNotFound) {
+		return invalid
+	} else if err != nil {
+		return err
+	}
+	return DuplicateReference(id)
 }
 
 func operatorPayment(t *Transaction) operator.Payment {

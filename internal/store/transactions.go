@@ -125,8 +125,23 @@ func (s *Transactions) create(ctx context.Context, tx *sql.Tx, t *payment.Transa
 	if err != nil {
 		return err
 	}
-	return &payment.Error{Code: payment.EDUPLICATE, ExistingTransactionID: existing,
-		Message: "a transaction with this reference already exists"}
+	return payment.DuplicateReference(existing)
+}
+
+// ReferenceHolder implements payment.Store: the id of the merchant's
+// transaction that holds reference, its push in flight or not, or
+// ErrNotFound.
+func (s *Transactions) ReferenceHolder(ctx context.Context, merchantID, reference string) (string, error) {
+	if !payment.ValidID(merchantID) || reference == "" || len(reference) > payment.MaxReferenceLength {
+		return "", payment.ErrNotFound
+	}
+	var id string
+	err := s.db.Reader().QueryRowContext(ctx, `SELECT id FROM transactions WHERE merchant_id = $1 AND reference = $2`,
+		merchantID, reference).Scan(&id)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", payment.ErrNotFound
+	}
+	return id, err
 }
 
 // insertNew writes t with the first step of its timeline, its two
