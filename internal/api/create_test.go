@@ -175,6 +175,17 @@ func TestCreateRequestLimits(t *testing.T) {
 	if r := do(t, s, "HEAD", "/v1/transactions", s.APIKey, nil); r.status != http.StatusOK {
 		t.Errorf("HEAD: %d", r.status)
 	}
+	// An unclean path is not redirected (a 307 would have a client that
+	// follows it send its payment again): 404, nothing created.
+	for _, p := range []string{"//v1/transactions", "/v1/./transactions", "/v1/x/../transactions"} {
+		req, _ := http.NewRequest("POST", s.URL+"/", strings.NewReader(mustJSON(t, newPayment(nil))))
+		req.URL.Opaque = p // sent as written, not cleaned by the client
+		req.Header.Set("Authorization", "Bearer "+s.APIKey)
+		req.Header.Set("Content-Type", "application/json")
+		if r := send(t, req); r.status != http.StatusNotFound || r.errorField("code") != "NOT_FOUND" {
+			t.Errorf("POST %s: %d %s, want 404 NOT_FOUND", p, r.status, r.raw)
+		}
+	}
 	r = do(t, s, "GET", "/v2/anything", s.APIKey, nil)
 	if r.status != http.StatusNotFound || r.errorField("code") != "NOT_FOUND" {
 		t.Errorf("unknown path: %d %s", r.status, r.raw)

@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/netip"
+	"path"
 	"strings"
 	"time"
 
@@ -96,7 +97,28 @@ func (s *Server) Handler() http.Handler {
 	if s.mount != nil {
 		s.mount(mux)
 	}
-	return behindProxies(s.trusted, withRequest(s.log, s.observe, mux))
+	return behindProxies(s.trusted, withRequest(s.log, s.observe, s.cleanPathsOnly(mux)))
+}
+
+// cleanPathsOnly answers a path with "//", "." or ".." segments 404 (the
+// API's, or the dashboard's page for a browser), as it answers any path no
+// route has. ServeMux would redirect it to the cleaned path with a 307,
+// which a client that follows redirects obeys by sending its POST, a
+// payment, once more.
+func (s *Server) cleanPathsOnly(next http.Handler) http.Handler {
+	notFound := s.notFound()
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		p := r.URL.Path
+		clean := path.Clean(p)
+		if strings.HasSuffix(p, "/") && clean != "/" {
+			clean += "/"
+		}
+		if p != clean && r.Method != http.MethodConnect {
+			notFound.ServeHTTP(w, r)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
 }
 
 func methodNotAllowed(allow string) http.Handler {
