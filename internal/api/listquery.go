@@ -127,6 +127,15 @@ func parseBound(v string, end bool) (time.Time, string) {
 		}
 	}
 	t = t.UTC()
+	// Times are kept to the microsecond. A from between two microseconds
+	// starts at the next one, since it is inclusive; a to, at the one
+	// before. Cut either way, from=…31.7560201Z would list a payment made
+	// at …31.756020Z.
+	if micro := t.Truncate(time.Microsecond); !end && !micro.Equal(t) {
+		t = micro.Add(time.Microsecond)
+	} else {
+		t = micro
+	}
 	if t.Before(payment.MinFilterTime) || t.After(payment.MaxFilterTime) {
 		return time.Time{}, rangeProblem
 	}

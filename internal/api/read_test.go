@@ -182,6 +182,15 @@ func TestListTransactions(t *testing.T) {
 		if got := pag(page("?to=" + url.QueryEscape(first))); got != "1/20/1/1" {
 			t.Errorf("to = first created_at (inclusive): %s", got)
 		}
+		// Bounds finer than a microsecond: from just after the tenth's
+		// created_at leaves it out, to just after the first's keeps it.
+		after := func(ts string) string { return url.QueryEscape(strings.TrimSuffix(ts, "Z") + "1Z") }
+		if got := pag(page("?from=" + first + "&to=" + after(tenth))); got != "1/20/10/1" {
+			t.Errorf("to a tenth of a microsecond after the tenth: %s", got)
+		}
+		if got := pag(page("?from=" + after(first) + "&to=" + tenth)); got != "1/20/9/1" {
+			t.Errorf("from a tenth of a microsecond after the first: %s, want the first left out", got)
+		}
 		today := time.Now().UTC().Format(time.DateOnly)
 		if got := pag(page("?from=" + today + "&to=" + today)); got != "1/20/25/2" {
 			t.Errorf("today as dates: %s", got)
