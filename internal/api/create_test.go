@@ -1,6 +1,9 @@
 package api_test
 
 import (
+	"bufio"
+	"fmt"
+	"net"
 	"net/http"
 	"regexp"
 	"strings"
@@ -149,6 +152,18 @@ func TestCreateRequestLimits(t *testing.T) {
 	r := do(t, s, "POST", "/v1/transactions", s.APIKey, big)
 	if r.status != http.StatusRequestEntityTooLarge || r.errorField("code") != "PAYLOAD_TOO_LARGE" {
 		t.Errorf("oversized body: %d %s", r.status, r.raw)
+	}
+	// Announced too large: refused at once, without asking for the body.
+	conn, err := net.Dial("tcp", strings.TrimPrefix(s.URL, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	fmt.Fprintf(conn, "POST /v1/transactions HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\nContent-Type: application/json\r\n"+
+		"Content-Length: 100000\r\nExpect: 100-continue\r\n\r\n", s.APIKey)
+	conn.SetReadDeadline(time.Now().Add(10 * time.Second))
+	if status, err := bufio.NewReader(conn).ReadString('\n'); err != nil || !strings.HasPrefix(status, "HTTP/1.1 413") {
+		t.Errorf("a body announced at 100,000 bytes: %q %v, want 413 before any of it is sent", status, err)
 	}
 	// A body announced as something else is the contract's wrong format;
 	// one sent without a Content-Type is read as JSON.

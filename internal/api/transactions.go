@@ -154,6 +154,11 @@ func decodeCreateRequest(w http.ResponseWriter, r *http.Request) (payment.Create
 	if !jsonBody(r.Header.Get("Content-Type")) {
 		return req, bodyError("must be JSON, sent with Content-Type: application/json")
 	}
+	if r.ContentLength > MaxBodyBytes {
+		// Announced too large: refused before reading (and before a
+		// client waiting on Expect: 100-continue sends it).
+		return req, errTooLarge
+	}
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxBodyBytes))
 	if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
 		return req, errTooLarge
