@@ -204,6 +204,12 @@ func (j *journey) otherPages() {
 	if txt := b.bodyText(); !strings.Contains(txt, j.email) {
 		j.t.Errorf("the account page does not name the signed-in user %s", j.email)
 	}
+	// A page that does not exist: the dashboard's 404 page, not the API's JSON.
+	if status := b.open("/no-such-page"); status != http.StatusNotFound || !b.has("main h1") {
+		j.t.Errorf("GET /no-such-page: %d, want the 404 page:\n%s", status, b.bodyText())
+	}
+	b.check("not-found")
+	b.open("/account")
 	b.open("/audit")
 	if txt := b.bodyText(); !strings.Contains(txt, j.key[:8]) {
 		j.t.Errorf("the audit log does not mention the key created and revoked (prefix %s):\n%s", j.key[:8], txt)
