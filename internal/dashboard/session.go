@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -190,7 +191,7 @@ func (d *Dashboard) signedIn(next http.Handler) http.Handler {
 				writeProblem(w, http.StatusUnauthorized, "UNAUTHORIZED", "the dashboard takes a session cookie from POST /auth/login, not an API key")
 				return
 			}
-			http.Redirect(w, r, "/login", http.StatusSeeOther)
+			http.Redirect(w, r, loginFor(r), http.StatusSeeOther)
 			return
 		}
 		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), ctxSession, s)))
@@ -213,21 +214,51 @@ type loginPage struct {
 	layout
 	Email   string
 	Message string // catalogue key of the error, if any
+	// Next is the page to open once signed in (a local path), "" for the
+	// overview.
+	Next string
+}
+
+// loginFor is the sign-in page for a request that needs a session: a page
+// asked for (GET) is opened again once signed in; a form posted without a
+// session is not resent, so it leads to the overview.
+func loginFor(r *http.Request) string {
+	if r.Method != http.MethodGet || r.URL.Path == "/" || !localPath(r.URL.RequestURI()) {
+		return "/login"
+	}
+	return "/login?" + url.Values{"next": {r.URL.RequestURI()}}.Encode()
+}
+
+// afterLogin is where a sign-in leads: next when it is a path of this
+// site, else the overview.
+func afterLogin(next string) string {
+	if localPath(next) {
+		return next
+	}
+	return "/"
 }
 
 func (d *Dashboard) handleLoginPage() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		next := r.URL.Query().Get("next")
+		if !localPath(next) {
+			next = ""
+		}
 		if lang := r.URL.Query().Get("lang"); lang == english || lang == french {
 			http.SetCookie(w, &http.Cookie{Name: langCookie, Value: lang, Path: "/", MaxAge: 365 * 24 * 3600,
 				HttpOnly: true, Secure: true, SameSite: http.SameSiteLaxMode})
-			http.Redirect(w, r, "/login", http.StatusSeeOther)
+			to := "/login"
+			if next != "" {
+				to += "?" + url.Values{"next": {next}}.Encode()
+			}
+			http.Redirect(w, r, to, http.StatusSeeOther)
 			return
 		}
 		if s, err := d.current(w, r); err == nil && s != nil {
-			http.Redirect(w, r, "/", http.StatusSeeOther)
+			http.Redirect(w, r, afterLogin(next), http.StatusSeeOther)
 			return
 		}
-		d.render(w, r, http.StatusOK, "login", &loginPage{layout: layout{Title: "login.title"}})
+		d.render(w, r, http.StatusOK, "login", &loginPage{layout: layout{Title: "login.title"}, Next: next})
 	})
 }
 
@@ -236,7 +267,8 @@ const maxLoginBody = 4 << 10
 
 // handleLogin signs in with an email and a password, sent as JSON (200
 // and a small JSON body, or 401 in the contract's envelope) or from the
-// form (303 to the overview, or the form again with one message). An
+// form (303 to the page it was asked for, or the overview; or the form
+// again with one message). An
 // unknown email and a wrong password get the same answer.
 func (d *Dashboard) handleLogin() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -251,6 +283,7 @@ func (d *Dashboard) handleLogin() http.Handler {
 			Email    string `json:"email"`
 			Password string `json:"password"`
 		}
+		next := "" // the form's page to open once signed in
 		if asJSON {
 			b, err := io.ReadAll(r.Body)
 			if err == nil {
@@ -266,6 +299,10 @@ func (d *Dashboard) handleLogin() http.Handler {
 				return
 			}
 			in.Email, in.Password = r.PostForm.Get("email"), r.PostForm.Get("password")
+			next = r.PostForm.Get("next")
+			if !localPath(next) {
+				next = ""
+			}
 		}
 		email := team.NormalizeEmail(in.Email)
 		now, addr := d.now(), clientAddress(r)
@@ -274,7 +311,7 @@ func (d *Dashboard) handleLogin() http.Handler {
 				writeProblem(w, status, "UNAUTHORIZED", message)
 				return
 			}
-			d.render(w, r, status, "login", &loginPage{layout: layout{Title: "login.title"}, Email: email, Message: key})
+			d.render(w, r, status, "login", &loginPage{layout: layout{Title: "login.title"}, Email: email, Message: key, Next: next})
 		}
 		if len(email) > 254 || len(in.Password) > 1024 {
 			refuse(http.StatusUnauthorized, "login.failed", "wrong email or password")
@@ -324,7 +361,7 @@ func (d *Dashboard) handleLogin() http.Handler {
 		d.audit(r.Context(), team.AuditEntry{MerchantID: u.MerchantID, UserID: u.ID, Email: u.Email,
 			Action: team.ActionSignIn, Target: u.Email, Address: addr, At: now})
 		if !asJSON {
-			http.Redirect(w, r, "/", http.StatusSeeOther)
+			http.Redirect(w, r, afterLogin(next), http.StatusSeeOther)
 			return
 		}
 		writeJSON(w, http.StatusOK, map[string]any{

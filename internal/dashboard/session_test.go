@@ -2,6 +2,7 @@ package dashboard_test
 
 import (
 	"context"
+	"html"
 	"encoding/json"
 	"net/http"
 	"net/url"
@@ -114,6 +115,32 @@ func TestLoginForm(t *testing.T) {
 		}
 		if r := br.get("/"); r.status != http.StatusOK {
 			t.Errorf("overview: %d", r.status)
+		}
+
+		// A page asked for while signed out opens once signed in, through
+		// a wrong password and the language switch; never another site.
+		other := b.browser()
+		asked := "/transactions?status=SUCCESS"
+		r = other.get(asked)
+		want := "/login?next=" + url.QueryEscape(asked)
+		if r.status != http.StatusSeeOther || r.header.Get("Location") != want {
+			t.Fatalf("signed out %s: %d %q, want 303 to %q", asked, r.status, r.header.Get("Location"), want)
+		}
+		if r := other.get(want + "&lang=fr"); r.header.Get("Location") != want {
+			t.Errorf("the language switch lost the page asked for: %q", r.header.Get("Location"))
+		}
+		if page := other.get(want); !strings.Contains(html.UnescapeString(page.body), `name="next" value="`+asked+`"`) {
+			t.Errorf("the login form does not carry the page asked for")
+		}
+		r = other.postForm("/auth/login", url.Values{"email": {b.owner.Email}, "password": {"wrong password!"}, "next": {asked}})
+		if !strings.Contains(html.UnescapeString(r.body), `name="next" value="`+asked+`"`) {
+			t.Errorf("a wrong password lost the page asked for")
+		}
+		if r := other.postForm("/auth/login", url.Values{"email": {b.owner.Email}, "password": {password}, "next": {asked}}); r.header.Get("Location") != asked {
+			t.Errorf("signed in: led to %q, want %q", r.header.Get("Location"), asked)
+		}
+		if r := b.browser().postForm("/auth/login", url.Values{"email": {b.owner.Email}, "password": {password}, "next": {"//evil.example/"}}); r.header.Get("Location") != "/" {
+			t.Errorf("next=//evil.example/ led to %q, want /", r.header.Get("Location"))
 		}
 	})
 }
