@@ -55,6 +55,7 @@ type config struct {
 	webhookRate float64
 	drain       int
 	drainEPs    int
+	loadHooks   bool
 	sustainRate float64
 	sustainFor  time.Duration
 	ttl         time.Duration
@@ -84,6 +85,7 @@ func parseFlags() (config, error) {
 	flag.Float64Var(&c.webhookRate, "webhook-rate", 20, "payments per second settling during the webhook latency scenario")
 	flag.IntVar(&c.drain, "drain", 10000, "webhook deliveries in the drain burst")
 	flag.IntVar(&c.drainEPs, "drain-endpoints", 20, "webhook endpoints of the drain merchant: each settled payment queues one delivery per endpoint")
+	flag.BoolVar(&c.loadHooks, "load-hooks", false, "give each load merchant (create, get, sustain) a webhook endpoint on the local receiver, so that every settlement also queues and sends a delivery, as a real merchant's does")
 	flag.Float64Var(&c.sustainRate, "sustain-rate", 200, "creates per second of the sustained scenario")
 	flag.DurationVar(&c.sustainFor, "sustain", 60*time.Second, "how long the sustained scenario creates payments")
 	flag.DurationVar(&c.ttl, "ttl", 30*time.Second, "serve --pending-ttl: the PENDING window, which the sustained scenario waits out")
@@ -262,6 +264,11 @@ func runOn(ctx context.Context, c config, kind string, pg *pgServer, rc *receive
 		var err error
 		if load[i], err = newMerchant(ctx, c.bin, dbURL, fmt.Sprintf("load-%d", i)); err != nil {
 			return err
+		}
+		if c.loadHooks {
+			if err := addEndpoint(ctx, c.bin, dbURL, load[i], rc.url+"/"+kind+"-load/"); err != nil {
+				return err
+			}
 		}
 	}
 	var lister, hook, drain merchant

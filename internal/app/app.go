@@ -228,8 +228,9 @@ func (a *App) wire(ctx context.Context) error {
 		ObserveAttempt: a.Metrics.ObserveWebhookAttempt,
 	})
 	// The outbox: deliveries commit with the state change, and the
-	// dispatcher makes their attempts.
+	// dispatcher, woken once they have, makes their attempts.
 	a.Transactions.OnSettled = a.Webhooks.Enqueue
+	a.Transactions.AfterQueued = a.Webhooks.Wake
 	a.dispatcher = a.Webhooks.NewDispatcher(webhook.DispatchConfig{})
 
 	if a.ops, err = a.buildOperators(); err != nil {

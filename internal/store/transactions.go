@@ -19,8 +19,13 @@ type Transactions struct {
 	jobs jobs.Inserter
 	// OnSettled runs inside the settling database transaction, after the
 	// state change; the webhook outbox uses it to queue deliveries that
-	// commit or roll back with the change.
-	OnSettled func(ctx context.Context, tx *sql.Tx, t *payment.Transaction) error
+	// commit or roll back with the change. It reports whether it queued
+	// any.
+	OnSettled func(ctx context.Context, tx *sql.Tx, t *payment.Transaction) (queued bool, err error)
+	// AfterQueued runs once a settlement whose OnSettled queued deliveries
+	// has committed: the webhook dispatchers of this process look for them
+	// at once, rather than at their next poll.
+	AfterQueued func()
 	// On SQLite only, the writes of every payment (its create, its push
 	// taken, its settlement) are committed together with those of the
 	// same kind waiting for the writer (EachInTx): a commit was three
@@ -271,14 +276,18 @@ func (s *Transactions) Settle(ctx context.Context, st payment.Settlement) (*paym
 	if err != nil {
 		return nil, false, err
 	}
+	if r.queued && s.AfterQueued != nil {
+		s.AfterQueued()
+	}
 	return r.t, r.changed, nil
 }
 
-// settled is Settle's answer: the transaction, and whether this
-// settlement changed its state.
+// settled is Settle's answer: the transaction, whether this settlement
+// changed its state, and whether OnSettled queued deliveries with it.
 type settled struct {
 	t       *payment.Transaction
 	changed bool
+	queued  bool
 }
 
 // unknownSettled reports a settlement of a transaction that does not
@@ -308,14 +317,15 @@ func (s *Transactions) settle(ctx context.Context, tx *sql.Tx, st payment.Settle
 		}); err != nil {
 			return settled{}, err
 		}
+		var queued bool
 		if s.OnSettled != nil {
-			if err := s.OnSettled(ctx, tx, t); err != nil {
+			if queued, err = s.OnSettled(ctx, tx, t); err != nil {
 				return settled{}, err
 			}
 		}
 		// The totals last: their rows are shared by every payment of
 		// the merchant's day, and are locked from here to the commit.
-		return settled{t, true}, s.db.addToTotals(ctx, tx, t, totalsMove{payment.StatusPending, -1}, totalsMove{t.Status, 1})
+		return settled{t, true, queued}, s.db.addToTotals(ctx, tx, t, totalsMove{payment.StatusPending, -1}, totalsMove{t.Status, 1})
 	}
 	if !errors.Is(err, payment.ErrNotFound) {
 		return settled{}, err

@@ -178,11 +178,11 @@ func TestConcurrentSettlements(t *testing.T) {
 			trs = append(trs, create(fmt.Sprintf("order-%d", i), now))
 		}
 		merchant, doomed := trs[0].MerchantID, trs[10].ID
-		txs.OnSettled = func(_ context.Context, _ *sql.Tx, t *payment.Transaction) error {
+		txs.OnSettled = func(_ context.Context, _ *sql.Tx, t *payment.Transaction) (bool, error) {
 			if t.ID == doomed {
-				return errors.New("refused by the test")
+				return false, errors.New("refused by the test")
 			}
-			return nil
+			return false, nil
 		}
 
 		var pushes []func() error

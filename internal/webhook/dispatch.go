@@ -27,9 +27,14 @@ import (
 // bound: a dead endpoint with a backlog could take every worker, ten
 // seconds at a time, and hold back every other merchant's webhooks.
 
-// wakeChannel is the PostgreSQL notification channel on which a transaction
-// that makes deliveries due (a settlement, a bulk re-send) tells every
-// instance's dispatcher to look, the moment it commits.
+// wakeChannel is the PostgreSQL notification channel on which a bulk
+// re-send, which makes many deliveries due at once, tells every instance's
+// dispatcher to look the moment it commits. A settlement sends nothing on
+// it: it wakes its own process's dispatchers once it has committed
+// (Service.Wake), and other instances find its deliveries at their next
+// poll. A NOTIFY holds PostgreSQL's global notification lock from its
+// transaction's commit until the commit is flushed, so settlements that
+// each sent one committed one at a time.
 const wakeChannel = "momopay_webhooks_due"
 
 // Dispatching defaults.
@@ -126,10 +131,32 @@ func (d *Dispatcher) Start(ctx context.Context) {
 			}
 		},
 		func(string) { d.Wake() })
+	d.s.mu.Lock()
+	if d.s.dispatchers == nil {
+		d.s.dispatchers = map[*Dispatcher]struct{}{}
+	}
+	d.s.dispatchers[d] = struct{}{}
+	d.s.mu.Unlock()
 	go func() {
 		defer close(d.done)
+		defer func() {
+			d.s.mu.Lock()
+			delete(d.s.dispatchers, d)
+			d.s.mu.Unlock()
+		}()
 		d.run(looking, attempts)
 	}()
+}
+
+// Wake tells this process's running dispatchers that deliveries were just
+// committed (a settlement's, see Enqueue), so that their first attempts
+// start now rather than at the next poll.
+func (s *Service) Wake() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for d := range s.dispatchers {
+		d.Wake()
+	}
 }
 
 // Stop stops taking deliveries and waits for the attempts running until

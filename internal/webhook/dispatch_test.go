@@ -64,21 +64,50 @@ func TestDispatcherKeepsEndpointsApart(t *testing.T) {
 	})
 }
 
-// TestDispatcherStartsOnNotify: on PostgreSQL a delivery's first attempt
-// starts when the settlement that queued it commits, told by LISTEN/NOTIFY:
-// with the dispatcher polling once an hour, it still arrives.
-func TestDispatcherStartsOnNotify(t *testing.T) {
+// TestSettlementWakesTheDispatcher: a delivery's first attempt starts when
+// the settlement that queued it commits, the process's dispatcher woken by
+// the store (AfterQueued): with the dispatcher polling once an hour, it
+// still arrives, on both engines, and without a NOTIFY from the settling
+// transaction (TestSettlementSendsNoNotify).
+func TestSettlementWakesTheDispatcher(t *testing.T) {
+	eachEngine(t, func(t *testing.T, f *fixture) {
+		rc := newReceiver(t, nil)
+		f.endpoint(t, f.merchant, rc)
+		d := f.app.Webhooks.NewDispatcher(webhook.DispatchConfig{Poll: time.Hour})
+		d.Start(context.Background())
+		defer d.Stop(context.Background())
+		// The dispatcher looks once as it starts (and as its listener
+		// connects); let that pass, so that only the wake can start the
+		// attempt.
+		time.Sleep(500 * time.Millisecond)
+		f.settle(t, f.merchant, payment.StatusSuccess)
+		rc.waitFor(t, 1, 30*time.Second, nil)
+	})
+}
+
+// TestBulkResendNotifies: a bulk re-send, which can make thousands of
+// deliveries due at once, still tells every instance's dispatcher by
+// LISTEN/NOTIFY (PostgreSQL): a dispatcher polling once an hour takes the
+// deliveries another instance re-sent.
+func TestBulkResendNotifies(t *testing.T) {
 	t.Parallel()
 	f := setup(t, "postgres")
 	rc := newReceiver(t, nil)
 	f.endpoint(t, f.merchant, rc)
-	d := f.app.Webhooks.NewDispatcher(webhook.DispatchConfig{Poll: time.Hour})
-	d.Start(context.Background())
-	defer d.Stop(context.Background())
-	// The dispatcher looks once as its listener connects; let that pass,
-	// so that only the notification can start the attempt.
-	time.Sleep(500 * time.Millisecond)
 	f.settle(t, f.merchant, payment.StatusSuccess)
+	d := f.onlyDelivery(t, f.merchant)
+	if _, err := f.app.DB.Exec(`UPDATE webhook_deliveries SET state = 'undelivered', next_attempt_at = NULL WHERE id = $1`, d.ID); err != nil {
+		t.Fatal(err)
+	}
+	other := f.app.Webhooks.NewDispatcher(webhook.DispatchConfig{Poll: time.Hour})
+	other.Start(context.Background())
+	defer other.Stop(context.Background())
+	time.Sleep(500 * time.Millisecond) // its first look, as it starts, is past
+	// Another instance's re-send: only its NOTIFY reaches this dispatcher.
+	peer := webhook.NewService(webhook.Config{DB: f.app.DB, Now: f.clock.Now})
+	if r, err := peer.ResendUndelivered(context.Background(), f.merchant, f.clock.Now().Add(-time.Hour), ""); err != nil || r.Queued != 1 {
+		t.Fatalf("bulk re-send: %+v, %v", r, err)
+	}
 	rc.waitFor(t, 1, 30*time.Second, nil)
 }
 
@@ -211,5 +240,36 @@ func waitAllIn(t *testing.T, f *fixture, merchant string, want int, state webhoo
 			t.Fatalf("%d of %d deliveries %s after 30 s", n, len(ds), state)
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// TestSettlementSendsNoNotify: the settling transaction sends no NOTIFY on
+// the dispatchers' channel (PostgreSQL). A NOTIFY holds the database's
+// global notification lock through its transaction's commit and flush, so
+// settlements that each sent one committed one at a time.
+func TestSettlementSendsNoNotify(t *testing.T) {
+	t.Parallel()
+	f := setup(t, "postgres")
+	f.endpoint(t, f.merchant, newReceiver(t, nil))
+	ctx := context.Background()
+	pool, err := f.app.DB.OpenPool(ctx, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Close()
+	listener, err := pool.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer listener.Release()
+	if _, err := listener.Exec(ctx, `LISTEN momopay_webhooks_due`); err != nil {
+		t.Fatal(err)
+	}
+	f.settle(t, f.merchant, payment.StatusSuccess)
+	f.onlyDelivery(t, f.merchant) // it queued a delivery
+	wait, cancel := context.WithTimeout(ctx, time.Second)
+	defer cancel()
+	if n, err := listener.Conn().WaitForNotification(wait); err == nil {
+		t.Errorf("the settlement sent a NOTIFY on %s", n.Channel)
 	}
 }

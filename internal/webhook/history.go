@@ -256,6 +256,9 @@ func (s *Service) ResendUndelivered(ctx context.Context, merchantID string, sinc
 	if err != nil {
 		return nil, err
 	}
+	if out.Queued > 0 {
+		s.Wake() // this process's dispatchers; the NOTIFY tells the others
+	}
 	s.log.Info("undelivered webhooks queued for re-send", "merchant_id", merchantID, "queued", out.Queued, "more", out.More)
 	return out, nil
 }

@@ -13,27 +13,27 @@ import (
 // OnSettled) inside the database transaction that settles t. For a status
 // with an event (SUCCESS, FAILED, TIMEOUT; never EXPIRED) it writes one
 // pending delivery per enabled endpoint of the merchant, due at once, in
-// tx, and has the dispatchers told when tx commits. So a delivery exists if
-// and only if the state change committed: none is lost when the process
-// dies right after, and none is sent for a change that rolled back.
+// tx, and reports whether it wrote any: the store then calls Wake once tx
+// has committed. So a delivery exists if and only if the state change
+// committed: none is lost when the process dies right after, and none is
+// sent for a change that rolled back.
 //
 // Every statement goes through tx: on SQLite the settling transaction holds
 // the only connection, and a query outside it would wait for itself.
-func (s *Service) Enqueue(ctx context.Context, tx *sql.Tx, t *payment.Transaction) error {
+func (s *Service) Enqueue(ctx context.Context, tx *sql.Tx, t *payment.Transaction) (queued bool, err error) {
 	event := t.Status.Event()
 	if event == "" {
-		return nil
+		return false, nil
 	}
 	endpoints, err := activeEndpoints(ctx, tx, t.MerchantID)
 	if err != nil || len(endpoints) == 0 {
-		return err
+		return false, err
 	}
 	payload, err := eventPayload(event, t)
 	if err != nil {
-		return err
+		return false, err
 	}
 	at := s.db.Time(t.UpdatedAt)
-	var queued []string
 	for _, endpointID := range endpoints {
 		id := uuid.NewString()
 		// The unique key (merchant, endpoint, event, transaction) makes the
@@ -45,18 +45,15 @@ func (s *Service) Enqueue(ctx context.Context, tx *sql.Tx, t *payment.Transactio
 			ON CONFLICT (merchant_id, endpoint_id, event, transaction_id) DO NOTHING`,
 			id, t.MerchantID, endpointID, event, t.ID, string(payload), string(StatePending), at)
 		if err != nil {
-			return err
+			return false, err
 		}
 		if n, err := res.RowsAffected(); err != nil {
-			return err
+			return false, err
 		} else if n > 0 {
-			queued = append(queued, id)
+			queued = true
 		}
 	}
-	if len(queued) == 0 {
-		return nil
-	}
-	return s.announceDue(ctx, tx)
+	return queued, nil
 }
 
 // activeEndpoints lists the ids of the endpoints that receive new events.

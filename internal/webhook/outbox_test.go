@@ -93,11 +93,11 @@ func TestOutboxRollsBack(t *testing.T) {
 		ctx := context.Background()
 		f.endpoint(t, f.merchant, newReceiver(t, nil))
 		boom := errors.New("crash after the outbox")
-		f.app.Transactions.OnSettled = func(ctx context.Context, tx *sql.Tx, t *payment.Transaction) error {
-			if err := f.app.Webhooks.Enqueue(ctx, tx, t); err != nil {
-				return err
+		f.app.Transactions.OnSettled = func(ctx context.Context, tx *sql.Tx, t *payment.Transaction) (bool, error) {
+			if _, err := f.app.Webhooks.Enqueue(ctx, tx, t); err != nil {
+				return false, err
 			}
-			return boom
+			return false, boom
 		}
 		tx, err := f.app.Payments.Initiate(ctx, f.merchant, payment.CreateRequest{
 			Reference: "rollback", Amount: 100, Currency: "XAF", Operator: "AIRTEL", PhoneNumber: "+23560000003",

@@ -3,6 +3,7 @@ package webhook
 import (
 	"log/slog"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/momopay/momopay/internal/payment"
@@ -75,6 +76,11 @@ type Service struct {
 	// batches share an attempt's statements among concurrent attempts
 	// (attempt_batch.go).
 	batches *batches
+
+	// dispatchers are this process's running dispatchers, which Wake
+	// tells of deliveries just committed.
+	mu          sync.Mutex
+	dispatchers map[*Dispatcher]struct{}
 }
 
 // NewService builds a Service from cfg, filling in defaults.
