@@ -2,8 +2,8 @@ package dashboard_test
 
 import (
 	"context"
-	"html"
 	"encoding/json"
+	"html"
 	"net/http"
 	"net/url"
 	"slices"
