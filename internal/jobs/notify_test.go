@@ -97,16 +97,9 @@ func TestCreatesDoNotEachNotify(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer pool.Close()
-	listener, err := pool.Acquire(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer listener.Release()
+	t.Cleanup(pool.Close) // after Listen's connection is given back
 	// River's insert topic, in the schema its tables are in.
-	if _, err := listener.Exec(ctx, `LISTEN "public.river_insert"`); err != nil {
-		t.Fatal(err)
-	}
+	heard := testdb.Listen(t, pool, `"public.river_insert"`)
 	const creates = 20
 	for range creates {
 		if err := db.InTx(ctx, func(tx *sql.Tx) error {
@@ -117,17 +110,7 @@ func TestCreatesDoNotEachNotify(t *testing.T) {
 		}
 		time.Sleep(5 * time.Millisecond) // beyond River's least cooldown (1 ms)
 	}
-	heard := 0
-	for {
-		wait, cancel := context.WithTimeout(ctx, time.Second)
-		_, err := listener.Conn().WaitForNotification(wait)
-		cancel()
-		if err != nil {
-			break
-		}
-		heard++
-	}
-	if heard > 1 {
-		t.Errorf("%d creates sent %d insert notifications, want at most 1", creates, heard)
+	if n := heard(time.Second); n > 1 {
+		t.Errorf("%d creates sent %d insert notifications, want at most 1", creates, n)
 	}
 }

@@ -13,7 +13,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/jackc/pgx/v5/pgxpool"
 	_ "github.com/jackc/pgx/v5/stdlib"
 )
 
@@ -78,4 +80,33 @@ func redact(raw string) string {
 		return "(unparsable URL)"
 	}
 	return u.Redacted()
+}
+
+// Listen LISTENs on channel on a connection of pool (held until the test's
+// cleanup, so close pool with t.Cleanup, registered before, not defer:
+// pgxpool.Close waits for it) and returns heard, which counts the notifications that arrive
+// until none has for wait: for tests of which notifications a change sends.
+// Quote a channel name that is not a plain identifier ("public.river_insert").
+func Listen(t testing.TB, pool *pgxpool.Pool, channel string) (heard func(wait time.Duration) int) {
+	t.Helper()
+	conn, err := pool.Acquire(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(conn.Release)
+	if _, err := conn.Exec(t.Context(), "LISTEN "+channel); err != nil {
+		t.Fatal(err)
+	}
+	return func(wait time.Duration) int {
+		n := 0
+		for {
+			ctx, cancel := context.WithTimeout(t.Context(), wait)
+			_, err := conn.Conn().WaitForNotification(ctx)
+			cancel()
+			if err != nil {
+				return n
+			}
+			n++
+		}
+	}
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/momopay/momopay/internal/payment"
+	"github.com/momopay/momopay/internal/testdb"
 	"github.com/momopay/momopay/internal/webhook"
 )
 
@@ -256,20 +257,11 @@ func TestSettlementSendsNoNotify(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer pool.Close()
-	listener, err := pool.Acquire(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer listener.Release()
-	if _, err := listener.Exec(ctx, `LISTEN momopay_webhooks_due`); err != nil {
-		t.Fatal(err)
-	}
+	t.Cleanup(pool.Close) // after Listen's connection is given back
+	heard := testdb.Listen(t, pool, "momopay_webhooks_due")
 	f.settle(t, f.merchant, payment.StatusSuccess)
 	f.onlyDelivery(t, f.merchant) // it queued a delivery
-	wait, cancel := context.WithTimeout(ctx, time.Second)
-	defer cancel()
-	if n, err := listener.Conn().WaitForNotification(wait); err == nil {
-		t.Errorf("the settlement sent a NOTIFY on %s", n.Channel)
+	if n := heard(time.Second); n != 0 {
+		t.Errorf("the settlement sent %d NOTIFY on momopay_webhooks_due, want none", n)
 	}
 }
