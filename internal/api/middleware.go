@@ -150,7 +150,7 @@ type KeyAuthenticator interface {
 // requireKey admits requests carrying a live API key (contract §5) and
 // applies the per-key rate limit.
 //
-// A missing key, or one that has not the shape of a key, is answered 401
+// A missing key, or one without the shape of a key, is answered 401
 // at once: no lookup is made for it, so there is nothing to limit. A
 // well-formed key that the lookup does not find (a guess, or a revoked
 // key) spends a token of the client address's own limit, and an address
