@@ -168,19 +168,26 @@ const maxKnownKeys = 10_000
 // a guesser cannot fill it; a failed lookup removes the key (revoked).
 // When full, an arbitrary entry goes: at worst that key waits like an
 // unknown one.
+//
+// Every authenticated request adds its key, which is nearly always there
+// already: that check takes the read lock only, so concurrent requests do
+// not queue on one mutex.
 type knownKeys struct {
-	mu sync.Mutex
+	mu sync.RWMutex
 	m  map[[sha256.Size]byte]struct{}
 }
 
 func (k *knownKeys) has(d [sha256.Size]byte) bool {
-	k.mu.Lock()
-	defer k.mu.Unlock()
+	k.mu.RLock()
+	defer k.mu.RUnlock()
 	_, ok := k.m[d]
 	return ok
 }
 
 func (k *knownKeys) add(d [sha256.Size]byte) {
+	if k.has(d) {
+		return
+	}
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	if k.m == nil {
