@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/momopay/momopay/internal/store"
+	"github.com/momopay/momopay/internal/team"
 )
 
 func (c *cli) merchantCreate(ctx context.Context, args []string) error {
@@ -128,6 +129,7 @@ func (c *cli) apikeyCreate(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
+	c.audit(ctx, a, merchant, team.ActionKeyCreated, team.KeyTarget(k.Prefix, k.ID))
 	if asJSON {
 		return c.printJSON(map[string]string{"id": k.ID, "key": key})
 	}
@@ -170,6 +172,14 @@ func (c *cli) apikeyRevoke(ctx context.Context, args []string) error {
 	}
 	defer a.Close()
 	id := rest[0]
+	target := id
+	if keys, err := a.APIKeys.List(ctx, merchant); err == nil {
+		for _, k := range keys {
+			if k.ID == id {
+				target = team.KeyTarget(k.Prefix, k.ID)
+			}
+		}
+	}
 	err = a.APIKeys.Revoke(ctx, merchant, id, time.Now())
 	if errors.Is(err, store.ErrKeyNotFound) {
 		return fmt.Errorf("merchant %s has no API key %q: \"momopay apikey list --merchant %s\" shows its keys", merchant, id, merchant)
@@ -177,6 +187,7 @@ func (c *cli) apikeyRevoke(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
+	c.audit(ctx, a, merchant, team.ActionKeyRevoked, target)
 	if asJSON {
 		return c.printJSON(map[string]string{"id": id, "status": "revoked"})
 	}

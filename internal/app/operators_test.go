@@ -3,6 +3,7 @@ package app_test
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -14,6 +15,7 @@ import (
 	"github.com/momopay/momopay/internal/app"
 	"github.com/momopay/momopay/internal/operator/airtel/airtelsim"
 	"github.com/momopay/momopay/internal/payment"
+	"github.com/momopay/momopay/internal/team"
 	"github.com/momopay/momopay/internal/testdb"
 	"github.com/momopay/momopay/internal/testserver"
 )
@@ -140,6 +142,17 @@ func TestSandboxAirtelByHand(t *testing.T) {
 	}
 	if out, _, err := cliRun(t, env, "", "merchant", "auto-refund", "--merchant", merchant, "on"); err != nil || !strings.Contains(out, "refunded automatically") {
 		t.Errorf("merchant auto-refund on: %v %q", err, out)
+	}
+	// The refund, and only the one that was made, is in the audit log.
+	var refunds []string
+	for _, e := range auditEntries(t, db, merchant) {
+		if e.Action == team.ActionRefundRequested {
+			refunds = append(refunds, e.Target)
+		}
+	}
+	wantRefund := fmt.Sprintf("transaction %s: refund %s of 5000 XAF, REFUNDED (asked by tester)", paid.ID, r["id"])
+	if len(refunds) != 1 || refunds[0] != wantRefund {
+		t.Errorf("refunds in the audit log: %q, want %q", refunds, wantRefund)
 	}
 }
 

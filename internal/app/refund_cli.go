@@ -7,6 +7,7 @@ import (
 	"io"
 
 	"github.com/momopay/momopay/internal/payment"
+	"github.com/momopay/momopay/internal/team"
 )
 
 // refund gives a paid transaction's money back to the payer through its
@@ -36,6 +37,8 @@ func (c *cli) refund(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
+	c.audit(ctx, a, merchant, team.ActionRefundRequested,
+		fmt.Sprintf("transaction %s: refund %s of %d XAF, %s (asked by %s)", id, r.ID, r.Amount, r.Status, requester))
 	if *asJSON {
 		return c.printJSON(refundJSON(r))
 	}
@@ -82,6 +85,11 @@ func (c *cli) merchantAutoRefund(ctx context.Context, args []string) error {
 	if err := a.Refunds.SetAutoRefundLateSuccess(ctx, merchant, on); err != nil {
 		return err
 	}
+	action := team.ActionAutoRefundOff
+	if on {
+		action = team.ActionAutoRefundOn
+	}
+	c.audit(ctx, a, merchant, action, "a SUCCESS reported after TIMEOUT")
 	if asJSON {
 		return c.printJSON(map[string]any{"merchant_id": merchant, "auto_refund_late_success": on})
 	}

@@ -62,6 +62,7 @@ func (c *cli) userAdd(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
+	c.audit(ctx, a, merchant, team.ActionUserAdded, u.Email+" ("+string(u.Role)+")")
 	if asJSON {
 		return c.printJSON(u)
 	}
@@ -112,6 +113,7 @@ func (c *cli) userRemove(ctx context.Context, args []string) error {
 	if err := a.Users.Remove(ctx, merchant, u.ID); err != nil {
 		return err
 	}
+	c.audit(ctx, a, merchant, team.ActionUserRemoved, u.Email)
 	if asJSON {
 		return c.printJSON(map[string]string{"id": u.ID, "email": u.Email, "status": "removed"})
 	}
@@ -142,6 +144,7 @@ func (c *cli) userPasswd(ctx context.Context, args []string) error {
 	if err := a.Users.SetPassword(ctx, merchant, u.ID, password, time.Now()); err != nil {
 		return err
 	}
+	c.audit(ctx, a, merchant, team.ActionPassword, u.Email)
 	if asJSON {
 		return c.printJSON(map[string]string{"id": u.ID, "email": u.Email, "status": "password_changed"})
 	}

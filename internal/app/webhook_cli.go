@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/momopay/momopay/internal/team"
 	"github.com/momopay/momopay/internal/webhook"
 )
 
@@ -36,6 +37,7 @@ func (c *cli) webhookCreate(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
+	c.audit(ctx, a, merchant, team.ActionEndpointAdded, e.URL+" ("+e.ID+")")
 	if asJSON {
 		return c.printJSON(map[string]string{"id": e.ID, "url": e.URL, "secret": e.Secret})
 	}
@@ -65,19 +67,19 @@ func (c *cli) webhookList(ctx context.Context, args []string) error {
 }
 
 func (c *cli) webhookEnable(ctx context.Context, args []string) error {
-	return c.webhookEndpointChange(ctx, "webhook enable", args, (*webhook.Service).EnableEndpoint, "enabled")
+	return c.webhookEndpointChange(ctx, "webhook enable", args, (*webhook.Service).EnableEndpoint, team.ActionEndpointEnabled, "enabled")
 }
 
 func (c *cli) webhookDisable(ctx context.Context, args []string) error {
-	return c.webhookEndpointChange(ctx, "webhook disable", args, (*webhook.Service).DisableEndpoint, "disabled")
+	return c.webhookEndpointChange(ctx, "webhook disable", args, (*webhook.Service).DisableEndpoint, team.ActionEndpointDisabled, "disabled")
 }
 
 func (c *cli) webhookDelete(ctx context.Context, args []string) error {
-	return c.webhookEndpointChange(ctx, "webhook delete", args, (*webhook.Service).DeleteEndpoint, "deleted")
+	return c.webhookEndpointChange(ctx, "webhook delete", args, (*webhook.Service).DeleteEndpoint, team.ActionEndpointDeleted, "deleted")
 }
 
 func (c *cli) webhookEndpointChange(ctx context.Context, name string, args []string,
-	change func(*webhook.Service, context.Context, string, string) error, done string) error {
+	change func(*webhook.Service, context.Context, string, string) error, action, done string) error {
 	a, merchant, rest, asJSON, err := c.merchantApp(ctx, name, args, nil)
 	if err != nil {
 		return err
@@ -87,9 +89,20 @@ func (c *cli) webhookEndpointChange(ctx context.Context, name string, args []str
 	if err != nil {
 		return err
 	}
+	// The audit log names an endpoint by its URL too, as the dashboard's
+	// entries do: a deleted endpoint is listed nowhere else.
+	target := id
+	if endpoints, err := a.Webhooks.Endpoints(ctx, merchant); err == nil {
+		for _, e := range endpoints {
+			if e.ID == id {
+				target = e.URL + " (" + e.ID + ")"
+			}
+		}
+	}
 	if err := change(a.Webhooks, ctx, merchant, id); err != nil {
 		return err
 	}
+	c.audit(ctx, a, merchant, action, target)
 	if asJSON {
 		return c.printJSON(map[string]string{"id": id, "status": done})
 	}
@@ -172,6 +185,7 @@ func (c *cli) webhookResend(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
+	c.audit(ctx, a, merchant, team.ActionDeliveryResent, id)
 	// Say where the delivery stands now: a failed manual attempt of a
 	// pending delivery leaves its automatic schedule running.
 	d, err := a.Webhooks.Delivery(ctx, merchant, id)

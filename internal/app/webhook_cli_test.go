@@ -20,6 +20,7 @@ import (
 	"github.com/momopay/momopay/internal/app"
 	"github.com/momopay/momopay/internal/operator/sandbox"
 	"github.com/momopay/momopay/internal/payment"
+	"github.com/momopay/momopay/internal/team"
 	"github.com/momopay/momopay/internal/testdb"
 	"github.com/momopay/momopay/internal/testserver"
 )
@@ -280,6 +281,17 @@ func TestWebhookCLIDeliveriesAndResend(t *testing.T) {
 	}
 	if _, err := run(t, env, "", "webhook", "resend", "--merchant", merchant, deliveryID); err == nil {
 		t.Fatal("re-send of a delivered delivery succeeded")
+	}
+	// The audit log has the two re-sends that were made (the first one's
+	// attempt failed, but it was sent), not the refused third.
+	var resent []string
+	for _, e := range auditEntries(t, dbPath, merchant) {
+		if e.Action == team.ActionDeliveryResent {
+			resent = append(resent, e.Target)
+		}
+	}
+	if len(resent) != 2 || resent[0] != deliveryID || resent[1] != deliveryID {
+		t.Errorf("re-sends in the audit log: %q", resent)
 	}
 }
 

@@ -67,7 +67,7 @@ func (d *Dashboard) handleKeyCreate() http.Handler {
 			d.fail(w, r, err)
 			return
 		}
-		d.Audit(r.Context(), team.ActionKeyCreated, k.Prefix+"… ("+k.ID+")")
+		d.Audit(r.Context(), team.ActionKeyCreated, team.KeyTarget(k.Prefix, k.ID))
 		d.render(w, r, http.StatusCreated, "key_created", &keyCreatedPage{layout: layout{Title: "keys.new.title", Nav: "keys"}, Key: key, Record: *k})
 	})
 }
@@ -117,7 +117,7 @@ func (d *Dashboard) handleKeyRevoke() http.Handler {
 			return
 		}
 		if k.RevokedAt == nil {
-			d.Audit(r.Context(), team.ActionKeyRevoked, k.Prefix+"… ("+k.ID+")")
+			d.Audit(r.Context(), team.ActionKeyRevoked, team.KeyTarget(k.Prefix, k.ID))
 		}
 		d.redirectWithFlash(w, r, "/keys", "keys.revoked.flash", "")
 	})

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/momopay/momopay/internal/payment"
+	"github.com/momopay/momopay/internal/team"
 )
 
 // Cases reads and resolves a merchant's reconciliation cases: operator
@@ -17,9 +18,6 @@ type Cases interface {
 	// and a case resolved already (EUNPROCESSABLE).
 	Resolve(ctx context.Context, merchantID, id, by, note string, at time.Time) (*payment.ReconciliationCase, error)
 }
-
-// actionCaseResolved is the audit log's word for closing a case.
-const actionCaseResolved = "reconciliation.case_resolved"
 
 type reconciliationPage struct {
 	layout
@@ -75,7 +73,7 @@ func (d *Dashboard) handleCaseResolve() http.Handler {
 			d.fail(w, r, err)
 			return
 		}
-		d.Audit(r.Context(), actionCaseResolved, c.ID+" (transaction "+c.TransactionID+")")
+		d.Audit(r.Context(), team.ActionCaseResolved, c.ID+" (transaction "+c.TransactionID+")")
 		d.redirectWithFlash(w, r, "/reconciliation", "rc.resolved.flash", "")
 	})
 }

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/momopay/momopay/internal/team"
 )
 
 // zeroPages is every page template with its page struct at its zero
@@ -112,6 +114,12 @@ func TestCatalogue(t *testing.T) {
 		}
 		return nil
 	})
+	// The audit page names its entries' actions by a key it builds.
+	for _, a := range team.Actions {
+		if _, ok := messages[english]["audit.act."+a]; !ok {
+			t.Errorf("audit action %q has no words in the catalogue", a)
+		}
+	}
 }
 
 func TestFormats(t *testing.T) {

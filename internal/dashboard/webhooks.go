@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/momopay/momopay/internal/payment"
+	"github.com/momopay/momopay/internal/team"
 	"github.com/momopay/momopay/internal/webhook"
 )
 
@@ -29,17 +30,6 @@ type Webhooks interface {
 	Resend(ctx context.Context, merchantID, deliveryID string) (*webhook.DeliveryAttempt, error)
 	ResendUndelivered(ctx context.Context, merchantID string, since time.Time, endpointID string) (*webhook.BulkResend, error)
 }
-
-// Audit actions of the webhook pages.
-const (
-	actionEndpointAdded    = "webhook.endpoint_added"
-	actionEndpointRotated  = "webhook.secret_rotated"
-	actionEndpointDeleted  = "webhook.endpoint_deleted"
-	actionEndpointEnabled  = "webhook.endpoint_enabled"
-	actionEndpointDisabled = "webhook.endpoint_disabled"
-	actionDeliveryResent   = "webhook.delivery_resent"
-	actionResentSince      = "webhook.undelivered_resent"
-)
 
 type webhooksPage struct {
 	layout
@@ -140,7 +130,7 @@ func (d *Dashboard) handleEndpointAdd() http.Handler {
 			d.fail(w, r, err)
 			return
 		}
-		d.Audit(r.Context(), actionEndpointAdded, e.URL+" ("+e.ID+")")
+		d.Audit(r.Context(), team.ActionEndpointAdded, e.URL+" ("+e.ID+")")
 		d.render(w, r, http.StatusCreated, "webhook_secret", &secretPage{layout: layout{Title: "wh.secret.title", Nav: "webhooks"}, Endpoint: *e})
 	})
 }
@@ -154,7 +144,7 @@ func (d *Dashboard) handleEndpointRotate() http.Handler {
 			d.fail(w, r, err)
 			return
 		}
-		d.Audit(r.Context(), actionEndpointRotated, e.URL+" ("+e.ID+")")
+		d.Audit(r.Context(), team.ActionEndpointRotated, e.URL+" ("+e.ID+")")
 		d.render(w, r, http.StatusOK, "webhook_secret", &secretPage{layout: layout{Title: "wh.secret.title", Nav: "webhooks"}, Endpoint: *e, Rotated: true})
 	})
 }
@@ -163,9 +153,9 @@ func (d *Dashboard) handleEndpointRotate() http.Handler {
 func (d *Dashboard) handleEndpointSwitch(enable bool) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		merchant, id := sessionOf(r).MerchantID, r.PathValue("id")
-		change, action, flash := d.webhooks.DisableEndpoint, actionEndpointDisabled, "wh.disabled.flash"
+		change, action, flash := d.webhooks.DisableEndpoint, team.ActionEndpointDisabled, "wh.disabled.flash"
 		if enable {
-			change, action, flash = d.webhooks.EnableEndpoint, actionEndpointEnabled, "wh.enabled.flash"
+			change, action, flash = d.webhooks.EnableEndpoint, team.ActionEndpointEnabled, "wh.enabled.flash"
 		}
 		if err := change(r.Context(), merchant, id); err != nil {
 			d.fail(w, r, err)
@@ -220,7 +210,7 @@ func (d *Dashboard) handleEndpointDelete() http.Handler {
 			d.fail(w, r, err)
 			return
 		}
-		d.Audit(r.Context(), actionEndpointDeleted, e.URL+" ("+e.ID+")")
+		d.Audit(r.Context(), team.ActionEndpointDeleted, e.URL+" ("+e.ID+")")
 		d.redirectWithFlash(w, r, "/webhooks", "wh.deleted.flash", "")
 	})
 }
@@ -310,7 +300,7 @@ func (d *Dashboard) handleResend() http.Handler {
 			d.fail(w, r, err)
 			return
 		}
-		d.Audit(r.Context(), actionDeliveryResent, id)
+		d.Audit(r.Context(), team.ActionDeliveryResent, id)
 		if a.Succeeded {
 			d.redirectWithFlash(w, r, back, "wh.resend.ok", strconv.Itoa(a.StatusCode))
 			return
@@ -362,7 +352,7 @@ func (d *Dashboard) handleResendSince() http.Handler {
 		if endpoint != "" {
 			target += ", endpoint " + endpoint
 		}
-		d.Audit(r.Context(), actionResentSince, target+": "+strconv.Itoa(res.Queued)+" queued")
+		d.Audit(r.Context(), team.ActionResentSince, target+": "+strconv.Itoa(res.Queued)+" queued")
 		flash := "wh.since.queued"
 		if res.More {
 			flash = "wh.since.more"

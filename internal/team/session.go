@@ -30,8 +30,9 @@ type AuditEntry struct {
 	At         time.Time `json:"at"`
 }
 
-// Audit actions the dashboard records. Other packages may add their own
-// (a short dotted name, as these).
+// Audit actions the dashboard and the command line record (a short dotted
+// name each). The dashboard shows each in words: a new one goes into
+// Actions, and the dashboard's test asks for its English and French.
 const (
 	ActionSignIn       = "user.sign_in"
 	ActionSignInFailed = "user.sign_in_failed"
@@ -42,4 +43,31 @@ const (
 	ActionUserRemoved  = "user.removed"
 	ActionRoleChanged  = "user.role_changed"
 	ActionPassword     = "user.password_changed"
+
+	ActionEndpointAdded    = "webhook.endpoint_added"
+	ActionEndpointRotated  = "webhook.secret_rotated"
+	ActionEndpointDeleted  = "webhook.endpoint_deleted"
+	ActionEndpointEnabled  = "webhook.endpoint_enabled"
+	ActionEndpointDisabled = "webhook.endpoint_disabled"
+	ActionDeliveryResent   = "webhook.delivery_resent"
+	ActionResentSince      = "webhook.undelivered_resent"
+
+	ActionCaseResolved = "reconciliation.case_resolved"
+
+	// Changes only the command line makes (momopay refund, momopay
+	// merchant auto-refund).
+	ActionRefundRequested = "transaction.refund_requested"
+	ActionAutoRefundOn    = "merchant.auto_refund_on"
+	ActionAutoRefundOff   = "merchant.auto_refund_off"
 )
+
+// Actions lists every audit action above.
+var Actions = []string{ActionSignIn, ActionSignInFailed, ActionSignOut, ActionKeyCreated, ActionKeyRevoked,
+	ActionUserAdded, ActionUserRemoved, ActionRoleChanged, ActionPassword,
+	ActionEndpointAdded, ActionEndpointRotated, ActionEndpointDeleted, ActionEndpointEnabled, ActionEndpointDisabled,
+	ActionDeliveryResent, ActionResentSince, ActionCaseResolved,
+	ActionRefundRequested, ActionAutoRefundOn, ActionAutoRefundOff}
+
+// KeyTarget names an API key in an audit entry: its visible prefix and its
+// id, never the key.
+func KeyTarget(prefix, id string) string { return prefix + "… (" + id + ")" }

@@ -1,0 +1,39 @@
+package app
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/momopay/momopay/internal/team"
+)
+
+// auditAddress is what the audit log's address column says of a change
+// made from the command line: it came from no network client.
+const auditAddress = "command line"
+
+// audit records a change a command made to a merchant's account in that
+// merchant's audit log, as the dashboard records its own: the people who
+// run the service reach keys, users, webhooks and refunds too, and the
+// merchant's owners should see that beside their team's actions. Who is the
+// operating-system user and the host that ran the command. The change is
+// already made when this runs, so a failure to record is reported on
+// stderr, and the command still succeeds.
+func (c *cli) audit(ctx context.Context, a *App, merchantID, action, target string) {
+	e := team.AuditEntry{MerchantID: merchantID, Email: c.operatorName(), Action: action, Target: target,
+		Address: auditAddress, At: time.Now()}
+	if err := a.AuditLog.Append(context.WithoutCancel(ctx), e); err != nil {
+		fmt.Fprintf(c.stderr, "warning: the change is made, but it could not be recorded in the merchant's audit log: %v\n", err)
+	}
+}
+
+// operatorName names who ran this command in the audit log's "who"
+// column: $USER and the host ("command line: amina@ops-1").
+func (c *cli) operatorName() string {
+	who := or(c.getenv("USER"), "unknown user")
+	if host, err := os.Hostname(); err == nil && host != "" {
+		who += "@" + host
+	}
+	return "command line: " + who
+}
