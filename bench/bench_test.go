@@ -5,8 +5,15 @@ package main
 // ./...` must stay fast).
 
 import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -105,6 +112,97 @@ func TestSQLiteBaselineOpensLikeTheServer(t *testing.T) {
 		}
 		if journal != "wal" || sync != want || fk != 1 {
 			t.Errorf("synchronous=%s: journal_mode %s, synchronous %d, foreign_keys %d; want wal, %d, 1", synchronous, journal, sync, fk, want)
+		}
+	}
+}
+
+// The closed loops' wire must send what net/http would (method, path,
+// Host, the key, a JSON body with its length), keep one connection while
+// the server keeps it, open another when the server closes it, and report
+// a non-2xx answer with its status.
+func TestWireSpeaksHTTP(t *testing.T) {
+	var conns atomic.Int32
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		switch {
+		case r.Header.Get("Authorization") != "Bearer k1":
+			http.Error(w, `{"error":{"code":"UNAUTHORIZED"}}`, http.StatusUnauthorized)
+		case r.URL.Path == "/close":
+			w.Header().Set("Connection", "close")
+			fmt.Fprint(w, `{"id":"closing"}`)
+		default:
+			fmt.Fprintf(w, `{"id":%q,"status":%q}`, r.Method+" "+r.URL.RequestURI()+" "+r.Host, r.Header.Get("Content-Type")+" "+string(body))
+		}
+	}))
+	srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+		if s == http.StateNew {
+			conns.Add(1)
+		}
+	}
+	srv.Start()
+	defer srv.Close()
+	ws, err := newWires(srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ws.close()
+	c, host := ws.of(3), strings.TrimPrefix(srv.URL, "http://")
+	if ws.of(3) != c || ws.of(0) == c {
+		t.Fatal("a worker does not keep its own wire")
+	}
+
+	var got tx
+	if code, err := c.do(t.Context(), "POST", "/v1/transactions?x=1", "k1", []byte(`{"a":1}`), &got); err != nil || code != 200 {
+		t.Fatalf("POST: %d %v", code, err)
+	}
+	if got.ID != "POST /v1/transactions?x=1 "+host || got.Status != `application/json {"a":1}` {
+		t.Errorf("the server saw %q, %q", got.ID, got.Status)
+	}
+	for range 5 {
+		if _, err := c.do(t.Context(), "GET", "/v1/transactions/1", "k1", nil, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := conns.Load(); n != 1 {
+		t.Errorf("%d connections for six requests, want one kept alive", n)
+	}
+	if code, err := c.do(t.Context(), "GET", "/", "k2", nil, nil); code != 401 || err == nil || !strings.Contains(err.Error(), "HTTP 401") {
+		t.Errorf("401 answer: %d %v", code, err)
+	}
+	if _, err := c.do(t.Context(), "GET", "/close", "k1", nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.do(t.Context(), "GET", "/after", "k1", nil, nil); err != nil {
+		t.Fatalf("after the server closed the connection: %v", err)
+	}
+	if n := conns.Load(); n != 2 {
+		t.Errorf("%d connections, want a second one after the server closed the first", n)
+	}
+	if _, err := newWires("https://example.td"); err == nil {
+		t.Error("newWires took an https address")
+	}
+}
+
+// A closed loop's end cuts its last requests short: that is not an error
+// of the server's. (A wire's deadline passes a moment before the loop's
+// context says so; counting those made thousands of errors a run.)
+func TestClosedLoopEndIsNoError(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprint(w, `{}`)
+	}))
+	defer srv.Close()
+	a, err := newAPI(srv.URL, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.close()
+	for range 3 {
+		s := closedLoop(t.Context(), a, 4, 200*time.Millisecond, 0, func(ctx context.Context, c *wire, w, i int) error {
+			_, err := c.do(ctx, "GET", "/", "k1", nil, nil)
+			return err
+		})
+		if s.ok == 0 || s.errs != 0 {
+			t.Fatalf("%d requests answered, %d errors (first: %s)", s.ok, s.errs, s.firstErr)
 		}
 	}
 }

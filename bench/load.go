@@ -23,17 +23,35 @@ const (
 	phonePollOnly = "+23560000006" // SUCCESS found by a status enquiry
 )
 
-// api talks to one running momopay over keep-alive connections, at most
-// conns of them at once, as a merchant's server would.
+// api talks to one running momopay over keep-alive connections, as a
+// merchant's server would: the closed loops each on a wire of their own,
+// the rest (open loops, set-up) through net/http, at most conns*2
+// connections at once.
 type api struct {
 	base   string
 	client *http.Client
+	wires  *wires
 }
 
-func newAPI(base string, conns int) *api {
+func newAPI(base string, conns int) (*api, error) {
+	ws, err := newWires(base)
+	if err != nil {
+		return nil, err
+	}
 	t := &http.Transport{MaxIdleConns: conns * 2, MaxIdleConnsPerHost: conns * 2, MaxConnsPerHost: conns * 2,
 		IdleConnTimeout: time.Minute}
-	return &api{base: base, client: &http.Client{Timeout: 30 * time.Second, Transport: t}}
+	return &api{base: base, client: &http.Client{Timeout: 30 * time.Second, Transport: t}, wires: ws}, nil
+}
+
+// close ends the api's connections.
+func (a *api) close() {
+	a.wires.close()
+	a.client.CloseIdleConnections()
+}
+
+// doer sends one request and decodes a 2xx answer: an api, or a wire.
+type doer interface {
+	do(ctx context.Context, method, path, key string, body []byte, out any) (int, error)
 }
 
 // tx is the part of a transaction the harness reads.
@@ -80,12 +98,12 @@ func (a *api) do(ctx context.Context, method, path, key string, body []byte, out
 	return resp.StatusCode, nil
 }
 
-// create asks for one payment; the reference is the API's idempotency key,
-// so each call passes a fresh one.
-func (a *api) create(ctx context.Context, key, ref, operator, phone string) (tx, error) {
+// create asks for one payment through c; the reference is the API's
+// idempotency key, so each call passes a fresh one.
+func create(ctx context.Context, c doer, key, ref, operator, phone string) (tx, error) {
 	body := fmt.Sprintf(`{"reference":%q,"amount":1500,"currency":"XAF","operator":%q,"phone_number":%q}`, ref, operator, phone)
 	var t tx
-	_, err := a.do(ctx, "POST", "/v1/transactions", key, []byte(body), &t)
+	_, err := c.do(ctx, "POST", "/v1/transactions", key, []byte(body), &t)
 	return t, err
 }
 
@@ -116,10 +134,14 @@ func (s sample) rate() float64 {
 
 // closedLoop runs conns workers, each sending its next request as soon as
 // the previous answered, until d has passed or maxOps requests were sent
-// (0: no limit). do gets the worker and a global sequence number.
-func closedLoop(ctx context.Context, conns int, d time.Duration, maxOps int, do func(ctx context.Context, worker, seq int) error) sample {
+// (0: no limit). do gets the worker's own connection, the worker and a
+// global sequence number.
+func closedLoop(ctx context.Context, a *api, conns int, d time.Duration, maxOps int, do func(ctx context.Context, c *wire, worker, seq int) error) sample {
 	ctx, cancel := context.WithTimeout(ctx, d)
 	defer cancel()
+	// A wire's reads and writes end at this instant, which its request
+	// may report (i/o timeout) a moment before ctx's timer fires.
+	end, _ := ctx.Deadline()
 	var seq atomic.Int64
 	var mu sync.Mutex
 	var s sample
@@ -127,6 +149,7 @@ func closedLoop(ctx context.Context, conns int, d time.Duration, maxOps int, do 
 	start := time.Now()
 	for w := range conns {
 		wg.Go(func() {
+			c := a.wires.of(w)
 			var lat []time.Duration
 			var ok, errs int
 			var firstErr string
@@ -136,8 +159,8 @@ func closedLoop(ctx context.Context, conns int, d time.Duration, maxOps int, do 
 					break
 				}
 				t0 := time.Now()
-				err := do(ctx, w, i)
-				if ctx.Err() != nil {
+				err := do(ctx, c, w, i)
+				if ctx.Err() != nil || !time.Now().Before(end) {
 					break // cut short by the end of the run: not counted
 				}
 				if err != nil {
@@ -172,9 +195,9 @@ func closedLoop(ctx context.Context, conns int, d time.Duration, maxOps int, do 
 func createLoad(ctx context.Context, a *api, ms []merchant, operators []string, conns int, d time.Duration, maxOps int, tag string) (sample, []owned) {
 	var mu sync.Mutex
 	var made []owned
-	s := closedLoop(ctx, conns, d, maxOps, func(ctx context.Context, w, i int) error {
+	s := closedLoop(ctx, a, conns, d, maxOps, func(ctx context.Context, c *wire, w, i int) error {
 		m := ms[w%len(ms)]
-		t, err := a.create(ctx, m.Key, fmt.Sprintf("%s-%d", tag, i), operators[i%len(operators)], phoneCallback)
+		t, err := create(ctx, c, m.Key, fmt.Sprintf("%s-%d", tag, i), operators[i%len(operators)], phoneCallback)
 		if err == nil {
 			mu.Lock()
 			made = append(made, owned{t.ID, m.Key})
@@ -187,9 +210,9 @@ func createLoad(ctx context.Context, a *api, ms []merchant, operators []string, 
 
 // getLoad reads the transactions in ids, in a random order, for d.
 func getLoad(ctx context.Context, a *api, ids []owned, conns int, d time.Duration) sample {
-	return closedLoop(ctx, conns, d, 0, func(ctx context.Context, w, i int) error {
+	return closedLoop(ctx, a, conns, d, 0, func(ctx context.Context, c *wire, w, i int) error {
 		o := ids[rand.IntN(len(ids))]
-		_, err := a.do(ctx, "GET", "/v1/transactions/"+o.id, o.key, nil, nil)
+		_, err := c.do(ctx, "GET", "/v1/transactions/"+o.id, o.key, nil, nil)
 		return err
 	})
 }
@@ -209,11 +232,11 @@ var listFilters = []string{
 // SUCCESS, 45% FAILED and 10% TIMEOUT once settled, half on each operator,
 // so that every filter of listFilters matches thousands of rows.
 func seedList(ctx context.Context, a *api, m merchant, conns, n int, tag string) sample {
-	return closedLoop(ctx, conns, 30*time.Minute, n, func(ctx context.Context, w, i int) error {
+	return closedLoop(ctx, a, conns, 30*time.Minute, n, func(ctx context.Context, c *wire, w, i int) error {
 		phone := []string{phoneCallback, phoneRefuses, phoneCallback, phoneRefuses, phoneCallback,
 			phoneRefuses, phoneCallback, phoneRefuses, phoneCallback, phoneNoAnswer}[i%10]
 		// i/10 so that each payer gets both operators.
-		_, err := a.create(ctx, m.Key, fmt.Sprintf("%s-%d", tag, i), []string{"AIRTEL", "MOOV"}[(i/10)%2], phone)
+		_, err := create(ctx, c, m.Key, fmt.Sprintf("%s-%d", tag, i), []string{"AIRTEL", "MOOV"}[(i/10)%2], phone)
 		return err
 	})
 }
@@ -260,11 +283,11 @@ func listLoad(ctx context.Context, a *api, m merchant, conns int, d time.Duratio
 		totals[f] = p.Pagination.Total
 	}
 	var mu sync.Mutex
-	all = closedLoop(ctx, conns, d, 0, func(ctx context.Context, w, i int) error {
+	all = closedLoop(ctx, a, conns, d, 0, func(ctx context.Context, c *wire, w, i int) error {
 		f := rand.IntN(len(listFilters))
 		page := 1 + rand.IntN(pages[f])
 		t0 := time.Now()
-		_, err := a.do(ctx, "GET", fmt.Sprintf("/v1/transactions?%s&page=%d&per_page=50", listFilters[f], page), m.Key, nil, nil)
+		_, err := c.do(ctx, "GET", fmt.Sprintf("/v1/transactions?%s&page=%d&per_page=50", listFilters[f], page), m.Key, nil, nil)
 		if err == nil && page > pages[f]/2 {
 			mu.Lock()
 			deep = append(deep, time.Since(t0))

@@ -317,7 +317,11 @@ func runOn(ctx context.Context, c config, kind string, pg *pgServer, rc *receive
 		}
 	}
 	defer svc.stop()
-	a := newAPI(svc.base, c.conns)
+	a, err := newAPI(svc.base, c.conns)
+	if err != nil {
+		return err
+	}
+	defer a.close()
 	mem := func(after string) {
 		m, err := svc.memory()
 		if err != nil {

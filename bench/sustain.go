@@ -43,7 +43,7 @@ func sustain(ctx context.Context, a *api, ms []merchant, rate float64, d, ttl ti
 		p := &pays[i]
 		p.phone, p.key = mix[i%len(mix)], ms[i%len(ms)].Key
 		t0 := time.Now()
-		t, err := a.create(ctx, p.key, fmt.Sprintf("%s-%d", tag, i), []string{"AIRTEL", "MOOV"}[i%2], p.phone)
+		t, err := create(ctx, a, p.key, fmt.Sprintf("%s-%d", tag, i), []string{"AIRTEL", "MOOV"}[i%2], p.phone)
 		lat := time.Since(t0)
 		if err != nil {
 			return

@@ -126,7 +126,7 @@ func webhookLatency(ctx context.Context, a *api, rc *receiver, m merchant, rate 
 	var mu sync.Mutex
 	var firstErr error
 	skipped := openLoop(ctx, rate, n, 256, func(ctx context.Context, i int) {
-		_, err := a.create(ctx, m.Key, fmt.Sprintf("%s-%d", tag, i), "AIRTEL", phoneCallback)
+		_, err := create(ctx, a, m.Key, fmt.Sprintf("%s-%d", tag, i), "AIRTEL", phoneCallback)
 		mu.Lock()
 		defer mu.Unlock()
 		if err == nil {

@@ -89,8 +89,8 @@ func (c *cli) webhookEndpointChange(ctx context.Context, name string, args []str
 	if err != nil {
 		return err
 	}
-	// The audit log names an endpoint by its URL too, as the dashboard's
-	// entries do: a deleted endpoint is listed nowhere else.
+	// The audit entry names the endpoint by its URL and id, read before
+	// the change: a deleted endpoint is listed nowhere afterwards.
 	target := id
 	if endpoints, err := a.Webhooks.Endpoints(ctx, merchant); err == nil {
 		for _, e := range endpoints {
