@@ -185,6 +185,13 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 func (a *App) wire(ctx context.Context) error {
 	cfg, db := a.cfg, a.DB
 	a.Metrics = metrics.New()
+	// On SQLite the one writer and the readers are separate pools.
+	if r := db.Reader(); r != db.DB {
+		a.Metrics.ObservePool("writer", db.DB)
+		a.Metrics.ObservePool("readers", r)
+	} else {
+		a.Metrics.ObservePool("main", db.DB)
+	}
 	var err error
 	unlock, err := db.LockSchema(ctx) // instances starting together migrate one at a time
 	if err != nil {

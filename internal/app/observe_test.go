@@ -265,6 +265,19 @@ func TestMetricsAfterTraffic(t *testing.T) {
 			sample(t, m, `momopay_jobs_oldest_due_age_seconds{queue="webhooks"}`)
 			wantSample(t, m, `momopay_database_up`, 1)
 			sample(t, m, `go_goroutines`)
+			// The connection pools: PostgreSQL's one, SQLite's writer and
+			// readers, each with its waits for a free connection.
+			pools := map[string][]string{"postgres": {"main"}, "sqlite": {"writer", "readers"}}[engine]
+			for _, pool := range pools {
+				if n := sample(t, m, `go_sql_open_connections{db_name="`+pool+`"}`); n < 1 {
+					t.Errorf("pool %s: %v connections open", pool, n)
+				}
+				sample(t, m, `go_sql_wait_count_total{db_name="`+pool+`"}`)
+				sample(t, m, `go_sql_wait_duration_seconds_total{db_name="`+pool+`"}`)
+			}
+			if n := sample(t, m, `go_sql_max_open_connections{db_name="`+pools[0]+`"}`); n != map[string]float64{"postgres": 20, "sqlite": 1}[engine] {
+				t.Errorf("pool %s: at most %v connections", pools[0], n)
+			}
 		})
 	}
 }

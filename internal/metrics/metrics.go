@@ -11,6 +11,7 @@ package metrics
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"net/http"
 	"strconv"
@@ -111,6 +112,15 @@ func New() *Metrics {
 	f(m.webhookAttempts)
 	f(m.webhookDuration)
 	return m
+}
+
+// ObservePool exports a database connection pool's statistics as
+// go_sql_* series labelled db_name=name: connections open, in use and
+// idle, and above all how often and how long requests waited for a free
+// connection (go_sql_wait_count_total, go_sql_wait_duration_seconds_total),
+// the first thing to read when answers slow down under load.
+func (m *Metrics) ObservePool(name string, db *sql.DB) {
+	m.registry.MustRegister(collectors.NewDBStatsCollector(db, name))
 }
 
 // Handler serves the metrics in Prometheus' text format. A collector that
