@@ -87,15 +87,22 @@ func (a *api) do(ctx context.Context, method, path, key string, body []byte, out
 	if err != nil {
 		return resp.StatusCode, err
 	}
-	if resp.StatusCode/100 != 2 {
-		return resp.StatusCode, fmt.Errorf("%s %s: HTTP %d: %.200s", method, path, resp.StatusCode, bytes.TrimSpace(data))
+	return decodeAnswer(method, path, resp.StatusCode, data, out)
+}
+
+// decodeAnswer turns an answer read in full into do's result: a non-2xx
+// status is an error quoting the start of the body, and a 2xx body is
+// decoded into out (when not nil).
+func decodeAnswer(method, path string, code int, data []byte, out any) (int, error) {
+	if code/100 != 2 {
+		return code, fmt.Errorf("%s %s: HTTP %d: %.200s", method, path, code, bytes.TrimSpace(data))
 	}
 	if out != nil {
 		if err := json.Unmarshal(data, out); err != nil {
-			return resp.StatusCode, fmt.Errorf("%s %s: %w", method, path, err)
+			return code, fmt.Errorf("%s %s: %w", method, path, err)
 		}
 	}
-	return resp.StatusCode, nil
+	return code, nil
 }
 
 // create asks for one payment through c; the reference is the API's

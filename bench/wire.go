@@ -2,9 +2,7 @@ package main
 
 import (
 	"bufio"
-	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"net"
@@ -123,13 +121,5 @@ func (w *wire) roundTrip(ctx context.Context, method, path, key string, body []b
 	if resp.Close {
 		w.drop()
 	}
-	if resp.StatusCode/100 != 2 {
-		return resp.StatusCode, fmt.Errorf("%s %s: HTTP %d: %.200s", method, path, resp.StatusCode, bytes.TrimSpace(data))
-	}
-	if out != nil {
-		if err := json.Unmarshal(data, out); err != nil {
-			return resp.StatusCode, fmt.Errorf("%s %s: %w", method, path, err)
-		}
-	}
-	return resp.StatusCode, nil
+	return decodeAnswer(method, path, resp.StatusCode, data, out)
 }
