@@ -327,7 +327,7 @@ func (a *App) Serve(ctx context.Context, ln net.Listener) error {
 		MaxHeaderBytes:    16 << 10,
 	}
 	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
+	go func() { errc <- srv.Serve(api.EnvelopeErrors(ln)) }()
 
 	var err error
 	select {

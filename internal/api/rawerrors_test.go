@@ -1,0 +1,94 @@
+package api_test
+
+import (
+	"bufio"
+	"encoding/json"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/momopay/momopay/internal/testserver"
+)
+
+// rawRequest writes req on a new connection to s and reads one answer.
+func rawRequest(t *testing.T, s *testserver.Server, req string) (*http.Response, []byte) {
+	t.Helper()
+	c, err := net.Dial("tcp", strings.TrimPrefix(s.URL, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(10 * time.Second))
+	if _, err := io.WriteString(c, req); err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+	if err != nil {
+		t.Fatalf("%.60q: no answer: %v", req, err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatalf("%.60q: %v", req, err)
+	}
+	return resp, body
+}
+
+// TestMalformedRequestsGetTheEnvelope: the requests Go's HTTP server
+// refuses before any handler runs (an unparsable request line, headers
+// over the limit, a bad Host, Content-Length or Transfer-Encoding) are
+// answered in the API's error envelope, like every other error, not in
+// Go's plain text; well-formed requests are answered as before.
+func TestMalformedRequestsGetTheEnvelope(t *testing.T) {
+	t.Parallel()
+	s := testserver.Start(t, testserver.Options{})
+	for _, c := range []struct {
+		name, req string
+		status    int
+		code      string
+		message   string
+	}{
+		{"bad escape in the path", "GET /v1/transactions/%zz HTTP/1.1\r\nHost: x\r\n\r\n", 400, "VALIDATION_ERROR", "malformed HTTP request"},
+		{"no Host", "GET /v1/transactions HTTP/1.1\r\n\r\n", 400, "VALIDATION_ERROR", "malformed HTTP request: missing required Host header"},
+		{"two Content-Lengths", "POST /v1/transactions HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\nContent-Length: 3\r\n\r\n{}", 400, "VALIDATION_ERROR", "malformed HTTP request"},
+		{"headers over the limit", "GET /v1/transactions HTTP/1.1\r\nHost: x\r\nX-Big: " + strings.Repeat("a", 64<<10) + "\r\n\r\n", 431, "REQUEST_HEADER_FIELDS_TOO_LARGE", "the request's headers are too large"},
+		{"unknown transfer encoding", "POST /v1/transactions HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: zip\r\n\r\n", 501, "NOT_IMPLEMENTED", "Unsupported transfer encoding"},
+	} {
+		resp, body := rawRequest(t, s, c.req)
+		var env struct {
+			Error struct {
+				Code    string            `json:"code"`
+				Message string            `json:"message"`
+				Status  int               `json:"status"`
+				Fields  map[string]string `json:"fields"`
+			} `json:"error"`
+		}
+		if err := json.Unmarshal(body, &env); err != nil {
+			t.Errorf("%s: %d, not the envelope: %q", c.name, resp.StatusCode, body)
+			continue
+		}
+		e := env.Error
+		if resp.StatusCode != c.status || e.Status != c.status || e.Code != c.code || !strings.HasPrefix(e.Message, c.message) {
+			t.Errorf("%s: %d %+v, want %d %s %q", c.name, resp.StatusCode, e, c.status, c.code, c.message)
+		}
+		if c.status == 400 && e.Fields["request"] == "" {
+			t.Errorf("%s: a VALIDATION_ERROR without fields: %+v", c.name, e)
+		}
+		if resp.Header.Get("Content-Type") != "application/json; charset=utf-8" || resp.Header.Get("X-Content-Type-Options") != "nosniff" || !resp.Close {
+			t.Errorf("%s: headers %v, close %v", c.name, resp.Header, resp.Close)
+		}
+	}
+
+	// Handlers' answers, plain-text-looking ones included, pass untouched.
+	resp, body := rawRequest(t, s, "GET /v1/transactions HTTP/1.1\r\nHost: x\r\n\r\n")
+	if resp.StatusCode != 401 || !strings.Contains(string(body), `"UNAUTHORIZED"`) || resp.Header.Get("X-Request-Id") == "" {
+		t.Errorf("an API answer changed: %d %v %s", resp.StatusCode, resp.Header, body)
+	}
+	resp, body = rawRequest(t, s, "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+	if resp.StatusCode != 200 {
+		t.Errorf("/healthz: %d %s", resp.StatusCode, body)
+	}
+}
