@@ -22,17 +22,17 @@ import (
 // database then lacked (pgbench's client, which the ratios compare with,
 // is lean C). The requests and answers are the same on the wire.
 type wire struct {
-	addr, host string
-	conn       net.Conn
-	br         *bufio.Reader
-	bw         *bufio.Writer
+	host string // host:port, dialled and sent as Host
+	conn net.Conn
+	br   *bufio.Reader
+	bw   *bufio.Writer
 }
 
 // wires hands each closed-loop worker its own wire to the service.
 type wires struct {
-	addr, host string
-	mu         sync.Mutex
-	byWorker   []*wire
+	host     string
+	mu       sync.Mutex
+	byWorker []*wire
 }
 
 // newWires connects to base, an http:// address.
@@ -41,7 +41,7 @@ func newWires(base string) (*wires, error) {
 	if err != nil || u.Scheme != "http" || u.Host == "" {
 		return nil, fmt.Errorf("load generator: %q is not an http:// address", base)
 	}
-	return &wires{addr: u.Host, host: u.Host}, nil
+	return &wires{host: u.Host}, nil
 }
 
 // of returns worker w's wire, made on first use.
@@ -49,7 +49,7 @@ func (ws *wires) of(w int) *wire {
 	ws.mu.Lock()
 	defer ws.mu.Unlock()
 	for len(ws.byWorker) <= w {
-		ws.byWorker = append(ws.byWorker, &wire{addr: ws.addr, host: ws.host})
+		ws.byWorker = append(ws.byWorker, &wire{host: ws.host})
 	}
 	return ws.byWorker[w]
 }
@@ -83,7 +83,7 @@ func (w *wire) do(ctx context.Context, method, path, key string, body []byte, ou
 
 func (w *wire) roundTrip(ctx context.Context, method, path, key string, body []byte, out any) (int, error) {
 	if w.conn == nil {
-		c, err := (&net.Dialer{}).DialContext(ctx, "tcp", w.addr)
+		c, err := (&net.Dialer{}).DialContext(ctx, "tcp", w.host)
 		if err != nil {
 			return 0, err
 		}
