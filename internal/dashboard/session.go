@@ -226,7 +226,16 @@ func loginFor(r *http.Request) string {
 	if r.Method != http.MethodGet || r.URL.Path == "/" || !localPath(r.URL.RequestURI()) {
 		return "/login"
 	}
-	return "/login?" + url.Values{"next": {r.URL.RequestURI()}}.Encode()
+	return loginPath(r.URL.RequestURI())
+}
+
+// loginPath is the sign-in page that opens next (a local path) once
+// signed in; "" leads to the overview.
+func loginPath(next string) string {
+	if next == "" {
+		return "/login"
+	}
+	return "/login?" + url.Values{"next": {next}}.Encode()
 }
 
 // afterLogin is where a sign-in leads: next when it is a path of this
@@ -247,11 +256,7 @@ func (d *Dashboard) handleLoginPage() http.Handler {
 		if lang := r.URL.Query().Get("lang"); lang == english || lang == french {
 			http.SetCookie(w, &http.Cookie{Name: langCookie, Value: lang, Path: "/", MaxAge: 365 * 24 * 3600,
 				HttpOnly: true, Secure: true, SameSite: http.SameSiteLaxMode})
-			to := "/login"
-			if next != "" {
-				to += "?" + url.Values{"next": {next}}.Encode()
-			}
-			http.Redirect(w, r, to, http.StatusSeeOther)
+			http.Redirect(w, r, loginPath(next), http.StatusSeeOther)
 			return
 		}
 		if s, err := d.current(w, r); err == nil && s != nil {
