@@ -153,6 +153,15 @@ func (d *Dashboard) Register(mux *http.ServeMux) {
 const contentSecurityPolicy = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; " +
 	"connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
 
+// strictTransport tells a browser that reached the dashboard over HTTPS
+// to use nothing else for a year: the session cookie is Secure, so the
+// dashboard is meant to be reached through a TLS proxy, and a first plain
+// http:// visit (a typed address, an old link) could otherwise be
+// redirected by whoever sits on the network. Browsers ignore the header on
+// plain http, so a sandbox on http://localhost is unaffected. Subdomains
+// are the operator's to decide, at their proxy.
+const strictTransport = "max-age=31536000"
+
 // secure sets the security headers of every dashboard response and
 // refuses cross-origin unsafe requests (CSRF) with 403.
 func (d *Dashboard) secure(next http.Handler) http.Handler {
@@ -163,6 +172,7 @@ func (d *Dashboard) secure(next http.Handler) http.Handler {
 		h.Set("X-Frame-Options", "DENY")
 		h.Set("Referrer-Policy", "same-origin")
 		h.Set("X-Content-Type-Options", "nosniff")
+		h.Set("Strict-Transport-Security", strictTransport)
 		protected.ServeHTTP(w, r)
 	})
 }

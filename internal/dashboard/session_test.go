@@ -408,7 +408,8 @@ func TestSecurityHeaders(t *testing.T) {
 		if !strings.Contains(csp, "script-src 'self'") || strings.Contains(csp, "unsafe-inline") || !strings.Contains(csp, "frame-ancestors 'none'") {
 			t.Errorf("%s CSP %q", path, csp)
 		}
-		if h.Get("X-Frame-Options") != "DENY" || h.Get("Referrer-Policy") == "" || h.Get("Cache-Control") != "no-store" || h.Get("X-Request-Id") == "" {
+		if h.Get("X-Frame-Options") != "DENY" || h.Get("Referrer-Policy") == "" || h.Get("Cache-Control") != "no-store" || h.Get("X-Request-Id") == "" ||
+			h.Get("Strict-Transport-Security") != "max-age=31536000" {
 			t.Errorf("%s headers %v", path, h)
 		}
 	}
