@@ -414,7 +414,6 @@ func clientAddress(r *http.Request) string {
 	return host
 }
 
-// writeProblem answers in the contract's error envelope, as /v1 does.
 // retryAfter sets the Retry-After header to wait in whole seconds, rounded
 // up, and returns them.
 func retryAfter(w http.ResponseWriter, wait time.Duration) int {
@@ -430,6 +429,7 @@ func writeInvalid(w http.ResponseWriter, message, field, problem string) {
 		"status": http.StatusBadRequest, "fields": map[string]string{field: problem}}})
 }
 
+// writeProblem answers in the contract's error envelope, as /v1 does.
 func writeProblem(w http.ResponseWriter, status int, code, message string) {
 	writeJSON(w, status, map[string]any{"error": map[string]any{"code": code, "message": message, "status": status}})
 }
