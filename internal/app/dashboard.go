@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/momopay/momopay/internal/dashboard"
@@ -53,8 +54,11 @@ func (k dashboardKeys) List(ctx context.Context, merchantID string) ([]dashboard
 	return out, nil
 }
 
-func (k dashboardKeys) Create(ctx context.Context, merchantID string, now time.Time) (*dashboard.APIKey, string, error) {
-	rec, key, err := k.keys.Create(ctx, merchantID, now)
+func (k dashboardKeys) Create(ctx context.Context, merchantID, request string, now time.Time) (*dashboard.APIKey, string, error) {
+	rec, key, err := k.keys.CreateOnce(ctx, merchantID, request, now)
+	if errors.Is(err, store.ErrKeyRequestDone) {
+		err = nil // key is "": the first Create showed it
+	}
 	if err != nil {
 		return nil, "", err
 	}

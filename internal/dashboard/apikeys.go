@@ -2,7 +2,9 @@ package dashboard
 
 import (
 	"context"
+	"crypto/rand"
 	"net/http"
+	"regexp"
 	"time"
 
 	"github.com/momopay/momopay/internal/team"
@@ -21,8 +23,10 @@ type APIKey struct {
 type Keys interface {
 	List(ctx context.Context, merchantID string) ([]APIKey, error)
 	// Create returns the new key's record and the key itself, which
-	// exists nowhere else.
-	Create(ctx context.Context, merchantID string, now time.Time) (*APIKey, string, error)
+	// exists nowhere else. request names this create (the form's token):
+	// a second Create with the same one makes no key, and returns the
+	// first's record with the key "".
+	Create(ctx context.Context, merchantID, request string, now time.Time) (*APIKey, string, error)
 	// Revoke fails with a not-found *payment.Error for another
 	// merchant's key.
 	Revoke(ctx context.Context, merchantID, keyID string, now time.Time) error
@@ -31,9 +35,14 @@ type Keys interface {
 type keysPage struct {
 	layout
 	Keys []APIKey
+	// Request is the create form's token, new on each showing of the
+	// page: the form sent twice (a reload of the new key's page) makes
+	// one key.
+	Request string
 }
 
-// keyCreatedPage shows a new key, the one time it is ever shown.
+// keyCreatedPage shows a new key, the one time it is ever shown; or,
+// with no Key, says that this form already made Record.
 type keyCreatedPage struct {
 	layout
 	Key    string
@@ -52,25 +61,40 @@ func (d *Dashboard) handleKeys() http.Handler {
 			d.fail(w, r, err)
 			return
 		}
-		d.render(w, r, http.StatusOK, "keys", &keysPage{layout: layout{Title: "keys.title", Nav: "keys"}, Keys: keys})
+		d.render(w, r, http.StatusOK, "keys", &keysPage{layout: layout{Title: "keys.title", Nav: "keys"}, Keys: keys, Request: rand.Text()})
 	})
 }
 
 // handleKeyCreate makes a key and shows it in the answer to this POST,
-// sent with Cache-Control: no-store (render sets it): reloading or going
-// back never shows it again.
+// sent with Cache-Control: no-store (render sets it): going back never
+// shows it again. Reloading that answer sends the form again, with the
+// same token: no second key is made, and the page says so (409). A form
+// without a token (a page kept from before tokens) makes a key each time.
 func (d *Dashboard) handleKeyCreate() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		s := sessionOf(r)
-		k, key, err := d.keys.Create(r.Context(), s.MerchantID, d.now())
+		request := r.PostFormValue("request")
+		if !formToken.MatchString(request) {
+			request = ""
+		}
+		k, key, err := d.keys.Create(r.Context(), s.MerchantID, request, d.now())
 		if err != nil {
 			d.fail(w, r, err)
 			return
 		}
+		page := &keyCreatedPage{layout: layout{Title: "keys.new.title", Nav: "keys"}, Key: key, Record: *k}
+		if key == "" {
+			page.Title = "keys.again.title"
+			d.render(w, r, http.StatusConflict, "key_created", page)
+			return
+		}
 		d.Audit(r.Context(), team.ActionKeyCreated, team.KeyTarget(k.Prefix, k.ID))
-		d.render(w, r, http.StatusCreated, "key_created", &keyCreatedPage{layout: layout{Title: "keys.new.title", Nav: "keys"}, Key: key, Record: *k})
+		d.render(w, r, http.StatusCreated, "key_created", page)
 	})
 }
+
+// formToken is the shape of a token from crypto/rand.Text.
+var formToken = regexp.MustCompile(`^[A-Z2-7]{26}$`)
 
 // findKey returns the merchant's key named in the path, or nil.
 func (d *Dashboard) findKey(r *http.Request) (*APIKey, error) {

@@ -76,6 +76,60 @@ func TestAPIKeyShownOnceAndRevoked(t *testing.T) {
 	})
 }
 
+// TestKeyFormSentTwice: the create form sent again with its token (a
+// reload of the new key's page) makes no second key and says which key
+// the first sending made, without the key; a new showing of the list has
+// a new token, and a form without one still makes a key.
+func TestKeyFormSentTwice(t *testing.T) {
+	eachEngine(t, func(t *testing.T, b *bundle) {
+		br := b.login(b.owner.Email)
+		tokenOf := func() string {
+			m := regexp.MustCompile(`name="request" value="([A-Z2-7]{26})"`).FindStringSubmatch(br.get("/keys").body)
+			if m == nil {
+				t.Fatal("the key list has no form token")
+			}
+			return m[1]
+		}
+		revokeLinks := func() int {
+			return len(regexp.MustCompile(`/keys/[0-9a-f-]{36}/revoke`).FindAllString(br.get("/keys").body, -1))
+		}
+		before := revokeLinks()
+		token := tokenOf()
+		first := br.postForm("/keys", url.Values{"request": {token}})
+		keys := shownKey.FindAllString(first.body, -1)
+		if first.status != http.StatusCreated || len(keys) != 1 {
+			t.Fatalf("first sending: %d, keys %v", first.status, keys)
+		}
+		again := br.postForm("/keys", url.Values{"request": {token}})
+		prefix := keys[0][:len("service_live_")+6]
+		if again.status != http.StatusConflict || shownKey.MatchString(again.body) ||
+			!strings.Contains(again.body, "This key was already created") || !strings.Contains(again.body, prefix+"…") ||
+			!regexp.MustCompile(`href="/keys/[0-9a-f-]{36}/revoke"`).MatchString(again.body) {
+			t.Fatalf("second sending: %d\n%s", again.status, again.body)
+		}
+		if n := revokeLinks(); n != before+1 {
+			t.Fatalf("%d keys after sending one form twice, want %d", n, before+1)
+		}
+		if audit := br.get("/audit").body; strings.Count(audit, prefix) != 1 {
+			t.Errorf("the audit log names %s %d times, want once", prefix, strings.Count(audit, prefix))
+		}
+		// A new showing, a new token, a new key; and a form without a
+		// token (or with a malformed one) makes a key each time.
+		next := tokenOf()
+		if next == token {
+			t.Fatal("the list showed the same token twice")
+		}
+		for _, form := range []url.Values{{"request": {next}}, nil, nil, {"request": {"x"}}, {"request": {"x"}}} {
+			if r := br.postForm("/keys", form); r.status != http.StatusCreated || !shownKey.MatchString(r.body) {
+				t.Fatalf("create with %v: %d", form, r.status)
+			}
+		}
+		if n := revokeLinks(); n != before+6 {
+			t.Fatalf("%d keys, want %d", n, before+6)
+		}
+	})
+}
+
 // TestRoleMatrix: what each role may do, checked on the server whatever
 // the pages show.
 func TestRoleMatrix(t *testing.T) {

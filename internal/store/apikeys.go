@@ -7,6 +7,7 @@ import (
 	"database/sql"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"strings"
 	"time"
 
@@ -85,19 +86,62 @@ func hashKey(key string) string {
 // Create makes a new key for a merchant and returns the record and the key,
 // which is never stored and so can be shown only now.
 func (s *APIKeys) Create(ctx context.Context, merchantID string, now time.Time) (*APIKey, string, error) {
+	return s.CreateOnce(ctx, merchantID, "", now)
+}
+
+// ErrKeyRequestDone is CreateOnce's answer to a request it already
+// carried out.
+var ErrKeyRequestDone = errors.New("this request already created its API key")
+
+// keyRequests is the namespace of the key ids CreateOnce derives.
+var keyRequests = uuid.MustParse("4f1c2a8e-6d0b-4e57-9a3f-2b8c7d91e605")
+
+// CreateOnce is Create for a request that may arrive more than once (a
+// form sent again by a reload): request, chosen by the caller for each
+// distinct request, fixes the key's id, so a repeat inserts nothing and
+// gets the first key's record with ErrKeyRequestDone (and never the key,
+// which was shown once). An empty request is a new one each time.
+func (s *APIKeys) CreateOnce(ctx context.Context, merchantID, request string, now time.Time) (*APIKey, string, error) {
+	id := uuid.NewString()
+	if request != "" {
+		id = uuid.NewSHA1(keyRequests, []byte(merchantID+"/"+request)).String()
+	}
 	key := NewAPIKey()
-	k := &APIKey{ID: uuid.NewString(), MerchantID: merchantID, Prefix: key[:len(APIKeyPrefix)+6], CreatedAt: now.UTC().Truncate(time.Microsecond)}
-	_, err := s.db.ExecContext(ctx, `INSERT INTO api_keys (id, merchant_id, prefix, key_hash, created_at) VALUES ($1, $2, $3, $4, $5)`,
-		k.ID, k.MerchantID, k.Prefix, hashKey(key), s.db.Time(k.CreatedAt))
+	k := &APIKey{ID: id, MerchantID: merchantID, Prefix: key[:len(APIKeyPrefix)+6], CreatedAt: now.UTC().Truncate(time.Microsecond)}
+	res, err := s.db.ExecContext(ctx, `INSERT INTO api_keys (id, merchant_id, prefix, key_hash, created_at) VALUES ($1, $2, $3, $4, $5)
+		ON CONFLICT (id) DO NOTHING`, k.ID, k.MerchantID, k.Prefix, hashKey(key), s.db.Time(k.CreatedAt))
 	if err != nil {
 		return nil, "", err
 	}
-	return k, key, nil
+	if n, err := res.RowsAffected(); err != nil || n == 1 {
+		return k, key, err
+	}
+	first, err := scanKey(s.db.QueryRowContext(ctx, `SELECT `+keyColumns+` FROM api_keys WHERE merchant_id = $1 AND id = $2`, merchantID, id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, "", fmt.Errorf("API key %s exists, but not for merchant %s", id, merchantID)
+	}
+	if err != nil {
+		return nil, "", err
+	}
+	return first, "", ErrKeyRequestDone
+}
+
+// keyColumns are an APIKey's, as scanKey reads them.
+const keyColumns = `id, merchant_id, prefix, created_at, last_used_at, revoked_at`
+
+func scanKey(row interface{ Scan(...any) error }) (*APIKey, error) {
+	var k APIKey
+	var created, used, revoked Timestamp
+	if err := row.Scan(&k.ID, &k.MerchantID, &k.Prefix, &created, &used, &revoked); err != nil {
+		return nil, err
+	}
+	k.CreatedAt, k.LastUsedAt, k.RevokedAt = created.Time, optional(used), optional(revoked)
+	return &k, nil
 }
 
 // List returns a merchant's keys, oldest first.
 func (s *APIKeys) List(ctx context.Context, merchantID string) ([]APIKey, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT id, merchant_id, prefix, created_at, last_used_at, revoked_at
+	rows, err := s.db.QueryContext(ctx, `SELECT `+keyColumns+`
 		FROM api_keys WHERE merchant_id = $1 ORDER BY created_at, id`, merchantID)
 	if err != nil {
 		return nil, err
@@ -105,13 +149,11 @@ func (s *APIKeys) List(ctx context.Context, merchantID string) ([]APIKey, error)
 	defer rows.Close()
 	out := []APIKey{}
 	for rows.Next() {
-		var k APIKey
-		var created, used, revoked Timestamp
-		if err := rows.Scan(&k.ID, &k.MerchantID, &k.Prefix, &created, &used, &revoked); err != nil {
+		k, err := scanKey(rows)
+		if err != nil {
 			return nil, err
 		}
-		k.CreatedAt, k.LastUsedAt, k.RevokedAt = created.Time, optional(used), optional(revoked)
-		out = append(out, k)
+		out = append(out, *k)
 	}
 	return out, rows.Err()
 }

@@ -141,6 +141,7 @@ func (j *journey) createKey() {
 	b.open("/keys")
 	b.check("keys")
 	b.checkNarrow("keys")
+	token := run(b, "read the form's token", chromedp.Value(chromedp.CSS(`main form[action="/keys"] input[name=request]`)))
 	b.submit(`main form[action="/keys"] button[type=submit]`)
 	j.key = run(b, "read the new key", chromedp.Value(chromedp.CSS("#new-key")))
 	if len(j.key) < 20 {
@@ -161,6 +162,19 @@ func (j *journey) createKey() {
 	if html := run(b, "read the page", chromedp.OuterHTML(chromedp.CSS("html"))); strings.Contains(html, j.key) {
 		t.Fatalf("the back button shows the key again at %s", b.path())
 	}
+
+	// The same form sent again (as a reload of the key's page does) makes
+	// no second key, and says which key the first sending made.
+	b.open("/keys")
+	b.do("put back the first form's token", chromedp.SetValue(chromedp.CSS(`main form[action="/keys"] input[name=request]`), token))
+	if resp := b.submit(`main form[action="/keys"] button[type=submit]`); resp == nil || resp.Status != http.StatusConflict {
+		t.Fatalf("the form sent again: %v; want 409", resp)
+	}
+	if txt := b.bodyText(); strings.Contains(txt, j.key) || !strings.Contains(txt, j.key[:len("service_live_")+6]+"…") {
+		t.Fatalf("the page for the form sent again shows the key, or not its prefix:\n%s", txt)
+	}
+	b.check("key-again")
+	b.checkNarrow("key-again")
 }
 
 // pay makes a payment through /v1 with the dashboard's key.
