@@ -2,6 +2,8 @@ package dashboard
 
 import (
 	"context"
+	"crypto/rand"
+	"errors"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -19,9 +21,11 @@ import (
 type Webhooks interface {
 	Endpoints(ctx context.Context, merchantID string) ([]webhook.Endpoint, error)
 	// CreateEndpoint and RotateSecret return the secret, which exists
-	// nowhere else the merchant can read it.
+	// nowhere else the merchant can read it. request names the rotation
+	// (the form's token): sent again, it rotates nothing and answers the
+	// endpoint without a secret and webhook.ErrRotationDone.
 	CreateEndpoint(ctx context.Context, merchantID, url string) (*webhook.Endpoint, error)
-	RotateSecret(ctx context.Context, merchantID, endpointID string) (*webhook.Endpoint, error)
+	RotateSecret(ctx context.Context, merchantID, endpointID, request string) (*webhook.Endpoint, error)
 	EnableEndpoint(ctx context.Context, merchantID, endpointID string) error
 	DisableEndpoint(ctx context.Context, merchantID, endpointID string) error
 	DeleteEndpoint(ctx context.Context, merchantID, endpointID string) error
@@ -43,6 +47,10 @@ type webhooksPage struct {
 	TestEndpoint string
 	// Since pre-fills the bulk re-send with the start of yesterday.
 	Since string
+	// Request is the rotate forms' token, new on each showing of the
+	// page: a rotation sent again (a reload of the new secret's page)
+	// rotates nothing.
+	Request string
 }
 
 // secretPage shows an endpoint's secret, in the answer to the POST that
@@ -89,7 +97,7 @@ func (d *Dashboard) webhooksPage(r *http.Request) (*webhooksPage, error) {
 	y := d.now().In(ndjamena).AddDate(0, 0, -1)
 	since := time.Date(y.Year(), y.Month(), y.Day(), 0, 0, 0, 0, ndjamena)
 	return &webhooksPage{layout: layout{Title: "wh.title", Nav: "webhooks"}, Endpoints: list,
-		Since: since.Format(localMinute)}, nil
+		Since: since.Format(localMinute), Request: rand.Text()}, nil
 }
 
 // localMinute is the form of an <input type="datetime-local">.
@@ -136,16 +144,29 @@ func (d *Dashboard) handleEndpointAdd() http.Handler {
 }
 
 // handleEndpointRotate gives an endpoint a new secret, shown once; the old
-// one keeps signing for 24 hours.
+// one keeps signing for 24 hours. The same form sent again (a reload of
+// that answer) rotates nothing and says so (409): a second rotation would
+// end at once the secret the merchant's server still verifies with.
 func (d *Dashboard) handleEndpointRotate() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		e, err := d.webhooks.RotateSecret(r.Context(), sessionOf(r).MerchantID, r.PathValue("id"))
+		request := r.PostFormValue("request")
+		if !formToken.MatchString(request) {
+			request = ""
+		}
+		e, err := d.webhooks.RotateSecret(r.Context(), sessionOf(r).MerchantID, r.PathValue("id"), request)
+		page := &secretPage{layout: layout{Title: "wh.secret.title", Nav: "webhooks"}, Rotated: true}
+		if errors.Is(err, webhook.ErrRotationDone) {
+			page.Title, page.Endpoint = "wh.again.title", *e
+			d.render(w, r, http.StatusConflict, "webhook_secret", page)
+			return
+		}
 		if err != nil {
 			d.fail(w, r, err)
 			return
 		}
+		page.Endpoint = *e
 		d.Audit(r.Context(), team.ActionEndpointRotated, e.URL+" ("+e.ID+")")
-		d.render(w, r, http.StatusOK, "webhook_secret", &secretPage{layout: layout{Title: "wh.secret.title", Nav: "webhooks"}, Endpoint: *e, Rotated: true})
+		d.render(w, r, http.StatusOK, "webhook_secret", page)
 	})
 }
 
@@ -409,6 +430,8 @@ func init() {
 		"wh.secret.warning":    "Copy this secret now: it will not be shown again. Your endpoint uses it to verify each delivery.",
 		"wh.secret.rotated":    "The previous secret stays valid for 24 hours: until then every delivery carries a webhook-signature for each secret. X-Service-Signature, which holds one, is made with the new secret from now on.",
 		"wh.secret.done":       "Done",
+		"wh.again.title":       "This secret was already rotated",
+		"wh.again.body":        "The form was sent again (the page was reloaded), so the secret was not rotated a second time. The new secret was shown the first time, once. If you did not copy it, you may rotate again, but that ends at once the secret used before this rotation.",
 		"wh.delete.title":      "Delete endpoint",
 		"wh.delete.confirm":    "Delete this endpoint? It will receive no more events. Its delivery history stays readable.",
 		"wh.deleted.flash":     "The endpoint was deleted.",
@@ -472,6 +495,8 @@ func init() {
 		"wh.secret.warning":    "Copiez ce secret maintenant : il ne sera plus affiché. Votre point de réception s'en sert pour vérifier chaque envoi.",
 		"wh.secret.rotated":    "L'ancien secret reste valable 24 heures : d'ici là, chaque envoi porte une webhook-signature pour chacun des deux secrets. X-Service-Signature, qui n'en porte qu'une, est faite avec le nouveau secret dès maintenant.",
 		"wh.secret.done":       "Terminé",
+		"wh.again.title":       "Ce secret a déjà été changé",
+		"wh.again.body":        "Le formulaire a été renvoyé (la page a été rechargée) : le secret n'a pas été changé une seconde fois. Le nouveau secret a été affiché la première fois, une seule fois. Si vous ne l'avez pas copié, vous pouvez le changer à nouveau, mais le secret utilisé avant ce changement cessera alors aussitôt d'être valable.",
 		"wh.delete.title":      "Supprimer le point de réception",
 		"wh.delete.confirm":    "Supprimer ce point de réception ? Il ne recevra plus d'événements. Son historique reste consultable.",
 		"wh.deleted.flash":     "Le point de réception a été supprimé.",

@@ -127,13 +127,25 @@ func TestWebhookEndpointPages(t *testing.T) {
 		}
 
 		// Rotate: a new secret, once; a delivery then verifies with both.
-		rot := br.postForm("/webhooks/"+id+"/rotate", nil)
+		token := regexp.MustCompile(`action="/webhooks/` + id + `/rotate" class="inline-form"><input type="hidden" name="request" value="([A-Z2-7]{26})"`).
+			FindStringSubmatch(br.get("/webhooks").body)
+		if token == nil {
+			t.Fatal("the rotate form has no token")
+		}
+		rot := br.postForm("/webhooks/"+id+"/rotate", url.Values{"request": {token[1]}})
 		secrets = shownSecret.FindAllString(html.UnescapeString(rot.body), -1)
 		if rot.status != http.StatusOK || len(secrets) != 1 || secrets[0] == first || rot.header.Get("Cache-Control") != "no-store" ||
 			!strings.Contains(rot.body, "24 hours") {
 			t.Fatalf("rotate: %d %v", rot.status, secrets)
 		}
 		second := secrets[0]
+		// The same form sent again (a reload) rotates nothing: both
+		// secrets stay valid (the delivery below), and none is shown.
+		again := br.postForm("/webhooks/"+id+"/rotate", url.Values{"request": {token[1]}})
+		if again.status != http.StatusConflict || shownSecret.MatchString(html.UnescapeString(again.body)) ||
+			!strings.Contains(again.body, "This secret was already rotated") || !strings.Contains(again.body, "Previous secret valid until") {
+			t.Fatalf("rotation sent again: %d\n%s", again.status, again.body)
+		}
 		if page := br.get("/webhooks"); !strings.Contains(page.body, "Previous secret valid until") {
 			t.Error("the list does not say the old secret is still valid")
 		}

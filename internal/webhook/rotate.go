@@ -24,7 +24,12 @@ const SecretGrace = 24 * time.Hour
 // the new secret; it is never readable again, so show it to the merchant
 // now. ErrEndpointNotFound for an endpoint that is not the merchant's or
 // was deleted.
-func (s *Service) RotateSecret(ctx context.Context, merchantID, endpointID string) (*Endpoint, error) {
+//
+// request names this rotation (the dashboard form's token): when the
+// endpoint's last rotation had the same one, the request was sent again
+// (a reload), and nothing rotates; the answer is the endpoint without a
+// secret and ErrRotationDone. "" is a new rotation each time.
+func (s *Service) RotateSecret(ctx context.Context, merchantID, endpointID, request string) (*Endpoint, error) {
 	if !isUUID(merchantID, endpointID) {
 		return nil, ErrEndpointNotFound
 	}
@@ -37,10 +42,13 @@ func (s *Service) RotateSecret(ctx context.Context, merchantID, endpointID strin
 	e := &Endpoint{Secret: secret, PreviousSecretExpiresAt: &until}
 	var created store.Timestamp
 	err = s.db.QueryRowContext(ctx, `UPDATE webhook_endpoints
-		SET previous_secret = secret, previous_secret_expires_at = $3, secret = $4
-		WHERE merchant_id = $1 AND id = $2 AND deleted_at IS NULL
+		SET previous_secret = secret, previous_secret_expires_at = $3, secret = $4, rotation_request = NULLIF($5, '')
+		WHERE merchant_id = $1 AND id = $2 AND deleted_at IS NULL AND ($5 = '' OR COALESCE(rotation_request, '') <> $5)
 		RETURNING id, merchant_id, url, enabled, created_at`,
-		merchantID, endpointID, s.db.Time(until), secret).Scan(&e.ID, &e.MerchantID, &e.URL, &e.Enabled, &created)
+		merchantID, endpointID, s.db.Time(until), secret, request).Scan(&e.ID, &e.MerchantID, &e.URL, &e.Enabled, &created)
+	if errors.Is(err, sql.ErrNoRows) && request != "" {
+		return s.rotatedBy(ctx, merchantID, endpointID, request)
+	}
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, ErrEndpointNotFound
 	}
@@ -50,4 +58,30 @@ func (s *Service) RotateSecret(ctx context.Context, merchantID, endpointID strin
 	e.CreatedAt = created.Time
 	s.log.Info("webhook secret rotated", "merchant_id", merchantID, "endpoint_id", endpointID, "previous_valid_until", until)
 	return e, nil
+}
+
+// ErrRotationDone is RotateSecret's answer to a request that already
+// rotated the endpoint's secret.
+var ErrRotationDone = errors.New("this request already rotated the endpoint's secret")
+
+// rotatedBy answers a RotateSecret that changed nothing: the endpoint
+// without its secret and ErrRotationDone if request made its last
+// rotation, ErrEndpointNotFound otherwise.
+func (s *Service) rotatedBy(ctx context.Context, merchantID, endpointID, request string) (*Endpoint, error) {
+	e := &Endpoint{}
+	var created, until store.Timestamp
+	err := s.db.QueryRowContext(ctx, `SELECT id, merchant_id, url, enabled, created_at, previous_secret_expires_at
+		FROM webhook_endpoints WHERE merchant_id = $1 AND id = $2 AND deleted_at IS NULL AND rotation_request = $3`,
+		merchantID, endpointID, request).Scan(&e.ID, &e.MerchantID, &e.URL, &e.Enabled, &created, &until)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, ErrEndpointNotFound
+	}
+	if err != nil {
+		return nil, err
+	}
+	e.CreatedAt = created.Time
+	if !until.IsZero() {
+		e.PreviousSecretExpiresAt = &until.Time
+	}
+	return e, ErrRotationDone
 }

@@ -5,6 +5,7 @@ import (
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/base64"
+	"errors"
 	"net/http"
 	"strings"
 	"testing"
@@ -37,8 +38,9 @@ func stockVerify(secret string, h http.Header, body []byte) bool {
 // TestRotateSecret: after a rotation, a receiver still holding the old
 // secret and one already holding the new one both verify every delivery and
 // test event for 24 hours; after that only the new secret signs. The new
-// secret is returned by the rotation and by nothing else; another
-// merchant's endpoint and a deleted one cannot be rotated.
+// secret is returned by the rotation and by nothing else; the same request
+// sent again rotates nothing; another merchant's endpoint (even with the
+// request's token) and a deleted one cannot be rotated.
 func TestRotateSecret(t *testing.T) {
 	eachEngine(t, func(t *testing.T, f *fixture) {
 		ctx := context.Background()
@@ -48,9 +50,18 @@ func TestRotateSecret(t *testing.T) {
 		old := e.Secret
 
 		f.clock.Advance(time.Hour)
-		rotated, err := s.RotateSecret(ctx, f.merchant, e.ID)
+		const form1 = "FORMTOKENFORMTOKENFORMTOKE"
+		rotated, err := s.RotateSecret(ctx, f.merchant, e.ID, form1)
 		if err != nil {
 			t.Fatal(err)
+		}
+		// The same request again (a reload of the page showing the new
+		// secret) rotates nothing: the secret it showed and the one
+		// before it both stay valid, and neither is returned.
+		again, err := s.RotateSecret(ctx, f.merchant, e.ID, form1)
+		if !errors.Is(err, webhook.ErrRotationDone) || again == nil || again.Secret != "" || again.ID != e.ID ||
+			again.PreviousSecretExpiresAt == nil || !again.PreviousSecretExpiresAt.Equal(*rotated.PreviousSecretExpiresAt) {
+			t.Fatalf("the rotation sent again: %+v, %v", again, err)
 		}
 		if rotated.Secret == old || !strings.HasPrefix(rotated.Secret, "whsec_") || rotated.ID != e.ID || rotated.URL != e.URL {
 			t.Fatalf("rotated endpoint: %+v", rotated)
@@ -107,7 +118,8 @@ func TestRotateSecret(t *testing.T) {
 		}
 
 		// A second rotation keeps only the secret it replaces.
-		second, err := s.RotateSecret(ctx, f.merchant, e.ID)
+		const form2 = "SECONDTOKENSECONDTOKENSECO"
+		second, err := s.RotateSecret(ctx, f.merchant, e.ID, form2)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -121,16 +133,16 @@ func TestRotateSecret(t *testing.T) {
 		}
 
 		other := f.newMerchant(t)
-		if _, err := s.RotateSecret(ctx, other, e.ID); err != webhook.ErrEndpointNotFound {
+		if _, err := s.RotateSecret(ctx, other, e.ID, form2); err != webhook.ErrEndpointNotFound {
 			t.Errorf("another merchant rotated the secret: %v", err)
 		}
-		if _, err := s.RotateSecret(ctx, f.merchant, "not-an-id"); err != webhook.ErrEndpointNotFound {
+		if _, err := s.RotateSecret(ctx, f.merchant, "not-an-id", ""); err != webhook.ErrEndpointNotFound {
 			t.Errorf("malformed id: %v", err)
 		}
 		if err := s.DeleteEndpoint(ctx, f.merchant, e.ID); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := s.RotateSecret(ctx, f.merchant, e.ID); err != webhook.ErrEndpointNotFound {
+		if _, err := s.RotateSecret(ctx, f.merchant, e.ID, form2); err != webhook.ErrEndpointNotFound {
 			t.Errorf("a deleted endpoint was rotated: %v", err)
 		}
 	})

@@ -145,13 +145,27 @@ func (j *journey) sendTest() {
 func (j *journey) rotate() {
 	t, b := j.t, j.b
 	b.open("/webhooks")
-	b.submit(`main form[action$="/rotate"] button[type=submit]`)
+	const form = `main form[action$="/rotate"]`
+	token := run(b, "read the form's token", chromedp.Value(chromedp.CSS(form+` input[name=request]`)))
+	b.submit(form + ` button[type=submit]`)
 	secret := run(b, "read the new secret", chromedp.Value(chromedp.CSS("#new-secret")))
 	if !strings.HasPrefix(secret, "whsec_") || secret == j.secret {
 		t.Fatalf("rotating shows %q; want a new whsec_ secret", secret)
 	}
 	b.check("webhook-rotated")
 	j.oldSecret, j.secret = j.secret, secret
+
+	// The same form sent again (as a reload does) rotates nothing, and
+	// says so; the deliveries that follow check both secrets still sign.
+	b.open("/webhooks")
+	b.do("put back the first form's token", chromedp.SetValue(chromedp.CSS(form+` input[name=request]`), token))
+	if resp := b.submit(form + ` button[type=submit]`); resp == nil || resp.Status != http.StatusConflict {
+		t.Fatalf("the rotation sent again: %v; want 409", resp)
+	}
+	if b.has("#new-secret") || !strings.Contains(b.bodyText(), "already rotated") {
+		t.Fatalf("the rotation sent again shows a secret, or does not say it was already rotated:\n%s", b.bodyText())
+	}
+	b.check("webhook-rotated-again")
 }
 
 // resend: a payment whose webhook the receiver refuses stays pending in the
