@@ -127,6 +127,16 @@ func TestKeyFormSentTwice(t *testing.T) {
 		if n := revokeLinks(); n != before+6 {
 			t.Fatalf("%d keys, want %d", n, before+6)
 		}
+		// The page's link revokes that key, as any other.
+		id := regexp.MustCompile(`href="/keys/([0-9a-f-]{36})/revoke"`).FindStringSubmatch(again.body)[1]
+		if r := br.postForm("/keys/"+id+"/revoke", nil); r.status != http.StatusSeeOther {
+			t.Fatalf("revoke the key the form made: %d", r.status)
+		}
+		req, _ := http.NewRequest("GET", b.s.URL+"/v1/transactions", nil)
+		req.Header.Set("Authorization", "Bearer "+keys[0])
+		if a := b.browser().do(req); a.status != http.StatusUnauthorized {
+			t.Errorf("the revoked key on /v1: %d", a.status)
+		}
 	})
 }
 
