@@ -152,10 +152,15 @@ func run(ctx context.Context, c config) (err error) {
 	if err != nil {
 		return err
 	}
+	var rep *report
 	defer func() {
-		if c.keep || err != nil {
+		switch {
+		case rep != nil && rep.failed():
+			// The server logs why it answered an error: keep them.
+			fmt.Fprintln(os.Stderr, "work folder (server logs), kept because some requests failed:", work)
+		case c.keep || err != nil:
 			fmt.Fprintln(os.Stderr, "work folder (server logs):", work)
-		} else {
+		default:
 			os.RemoveAll(work)
 		}
 	}()
@@ -169,7 +174,7 @@ func run(ctx context.Context, c config) (err error) {
 	if out, err := exec.CommandContext(ctx, c.bin, "version", "--json").Output(); err != nil || json.Unmarshal(out, &version) != nil {
 		return fmt.Errorf("%s version --json: %v %s", c.bin, err, out)
 	}
-	rep := &report{Started: time.Now().UTC(), CPUs: runtime.NumCPU(), LoadBefore: loadavg(),
+	rep = &report{Started: time.Now().UTC(), CPUs: runtime.NumCPU(), LoadBefore: loadavg(),
 		Binary: c.bin, Version: strings.TrimSpace(version.Version + " " + version.Commit + " " + built), Conns: c.conns,
 		Duration: c.duration.String(), ListSeed: c.listSeed}
 	fmt.Printf("momopay %s, %d CPUs, load average %s, %d connections, %s per scenario\n",

@@ -80,6 +80,16 @@ func (r *report) add(db, scenario string, rate float64, lat []time.Duration, n, 
 	return res
 }
 
+// failed reports whether any scenario counted a failed request.
+func (r *report) failed() bool {
+	for _, res := range r.Results {
+		if res.Errors > 0 {
+			return true
+		}
+	}
+	return false
+}
+
 func (r *report) find(db, scenario string) *result {
 	for _, res := range r.Results {
 		if res.DB == db && res.Scenario == scenario {
