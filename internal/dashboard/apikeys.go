@@ -73,11 +73,7 @@ func (d *Dashboard) handleKeys() http.Handler {
 func (d *Dashboard) handleKeyCreate() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		s := sessionOf(r)
-		request := r.PostFormValue("request")
-		if !formToken.MatchString(request) {
-			request = ""
-		}
-		k, key, err := d.keys.Create(r.Context(), s.MerchantID, request, d.now())
+		k, key, err := d.keys.Create(r.Context(), s.MerchantID, formTokenOf(r), d.now())
 		if err != nil {
 			d.fail(w, r, err)
 			return
@@ -95,6 +91,17 @@ func (d *Dashboard) handleKeyCreate() http.Handler {
 
 // formToken is the shape of a token from crypto/rand.Text.
 var formToken = regexp.MustCompile(`^[A-Z2-7]{26}$`)
+
+// formTokenOf is the token of the form r sent (its "request" field), or
+// "" if it has none of the right shape. The forms that make a key or a
+// secret carry one, new each time their page is shown, so that the same
+// form sent again (a reload of the answer) changes nothing.
+func formTokenOf(r *http.Request) string {
+	if t := r.PostFormValue("request"); formToken.MatchString(t) {
+		return t
+	}
+	return ""
+}
 
 // findKey returns the merchant's key named in the path, or nil.
 func (d *Dashboard) findKey(r *http.Request) (*APIKey, error) {

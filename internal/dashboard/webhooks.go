@@ -20,11 +20,12 @@ import (
 // endpoint or delivery is a not-found *payment.Error.
 type Webhooks interface {
 	Endpoints(ctx context.Context, merchantID string) ([]webhook.Endpoint, error)
-	// CreateEndpoint and RotateSecret return the secret, which exists
-	// nowhere else the merchant can read it. request names the rotation
-	// (the form's token): sent again, it rotates nothing and answers the
-	// endpoint without a secret and webhook.ErrRotationDone.
-	CreateEndpoint(ctx context.Context, merchantID, url string) (*webhook.Endpoint, error)
+	// CreateEndpointOnce and RotateSecret return the secret, which exists
+	// nowhere else the merchant can read it. request names the change
+	// (the form's token): sent again, it changes nothing and answers the
+	// endpoint without a secret and webhook.ErrEndpointAdded or
+	// webhook.ErrRotationDone.
+	CreateEndpointOnce(ctx context.Context, merchantID, url, request string) (*webhook.Endpoint, error)
 	RotateSecret(ctx context.Context, merchantID, endpointID, request string) (*webhook.Endpoint, error)
 	EnableEndpoint(ctx context.Context, merchantID, endpointID string) error
 	DisableEndpoint(ctx context.Context, merchantID, endpointID string) error
@@ -47,9 +48,9 @@ type webhooksPage struct {
 	TestEndpoint string
 	// Since pre-fills the bulk re-send with the start of yesterday.
 	Since string
-	// Request is the rotate forms' token, new on each showing of the
-	// page: a rotation sent again (a reload of the new secret's page)
-	// rotates nothing.
+	// Request is the add and rotate forms' token, new on each showing of
+	// the page: a form sent again (a reload of the new secret's page)
+	// changes nothing.
 	Request string
 }
 
@@ -115,7 +116,8 @@ func (d *Dashboard) handleWebhooks() http.Handler {
 }
 
 // handleEndpointAdd registers an endpoint and shows its secret once, in
-// this answer (sent with Cache-Control: no-store).
+// this answer (sent with Cache-Control: no-store). The same form sent
+// again (a reload of that answer) adds nothing and says so (409).
 func (d *Dashboard) handleEndpointAdd() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !parseForm(w, r) {
@@ -123,7 +125,11 @@ func (d *Dashboard) handleEndpointAdd() http.Handler {
 			return
 		}
 		raw := strings.TrimSpace(r.PostForm.Get("url"))
-		e, err := d.webhooks.CreateEndpoint(r.Context(), sessionOf(r).MerchantID, raw)
+		e, err := d.webhooks.CreateEndpointOnce(r.Context(), sessionOf(r).MerchantID, raw, formTokenOf(r))
+		if errors.Is(err, webhook.ErrEndpointAdded) {
+			d.render(w, r, http.StatusConflict, "webhook_secret", &secretPage{layout: layout{Title: "wh.added.title", Nav: "webhooks"}, Endpoint: *e})
+			return
+		}
 		if msg, fields, ok := domainMessage(err); ok {
 			p, err := d.webhooksPage(r)
 			if err != nil {
@@ -149,11 +155,7 @@ func (d *Dashboard) handleEndpointAdd() http.Handler {
 // end at once the secret the merchant's server still verifies with.
 func (d *Dashboard) handleEndpointRotate() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		request := r.PostFormValue("request")
-		if !formToken.MatchString(request) {
-			request = ""
-		}
-		e, err := d.webhooks.RotateSecret(r.Context(), sessionOf(r).MerchantID, r.PathValue("id"), request)
+		e, err := d.webhooks.RotateSecret(r.Context(), sessionOf(r).MerchantID, r.PathValue("id"), formTokenOf(r))
 		page := &secretPage{layout: layout{Title: "wh.secret.title", Nav: "webhooks"}, Rotated: true}
 		if errors.Is(err, webhook.ErrRotationDone) {
 			page.Title, page.Endpoint = "wh.again.title", *e
@@ -431,6 +433,8 @@ func init() {
 		"wh.secret.rotated":    "The previous secret stays valid for 24 hours: until then every delivery carries a webhook-signature for each secret. X-Service-Signature, which holds one, is made with the new secret from now on.",
 		"wh.secret.done":       "Done",
 		"wh.again.title":       "This secret was already rotated",
+		"wh.added.title":       "This endpoint was already added",
+		"wh.added.body":        "The form was sent again (the page was reloaded), so no second endpoint was added. Its secret was shown the first time, once. If you did not copy it, rotate the secret on the Webhooks page.",
 		"wh.again.body":        "The form was sent again (the page was reloaded), so the secret was not rotated a second time. The new secret was shown the first time, once. If you did not copy it, you may rotate again, but that ends at once the secret used before this rotation.",
 		"wh.delete.title":      "Delete endpoint",
 		"wh.delete.confirm":    "Delete this endpoint? It will receive no more events. Its delivery history stays readable.",
@@ -496,6 +500,8 @@ func init() {
 		"wh.secret.rotated":    "L'ancien secret reste valable 24 heures : d'ici là, chaque envoi porte une webhook-signature pour chacun des deux secrets. X-Service-Signature, qui n'en porte qu'une, est faite avec le nouveau secret dès maintenant.",
 		"wh.secret.done":       "Terminé",
 		"wh.again.title":       "Ce secret a déjà été changé",
+		"wh.added.title":       "Ce point de réception a déjà été ajouté",
+		"wh.added.body":        "Le formulaire a été renvoyé (la page a été rechargée) : aucun second point de réception n'a été ajouté. Son secret a été affiché la première fois, une seule fois. Si vous ne l'avez pas copié, changez le secret sur la page Webhooks.",
 		"wh.again.body":        "Le formulaire a été renvoyé (la page a été rechargée) : le secret n'a pas été changé une seconde fois. Le nouveau secret a été affiché la première fois, une seule fois. Si vous ne l'avez pas copié, vous pouvez le changer à nouveau, mais le secret utilisé avant ce changement cessera alors aussitôt d'être valable.",
 		"wh.delete.title":      "Supprimer le point de réception",
 		"wh.delete.confirm":    "Supprimer ce point de réception ? Il ne recevra plus d'événements. Son historique reste consultable.",

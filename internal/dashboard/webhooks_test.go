@@ -76,12 +76,24 @@ func TestWebhookEndpointPages(t *testing.T) {
 				t.Errorf("add %s in sandbox mode: %d, want 422", inside, r.status)
 			}
 		}
-		add := br.postForm("/webhooks", url.Values{"url": {rc.URL + "/hook"}})
+		addToken := regexp.MustCompile(`<form method="post" action="/webhooks">\s*<input type="hidden" name="request" value="([A-Z2-7]{26})"`).
+			FindStringSubmatch(br.get("/webhooks").body)
+		if addToken == nil {
+			t.Fatal("the add form has no token")
+		}
+		addForm := url.Values{"url": {rc.URL + "/hook"}, "request": {addToken[1]}}
+		add := br.postForm("/webhooks", addForm)
 		secrets := shownSecret.FindAllString(html.UnescapeString(add.body), -1)
 		if add.status != http.StatusCreated || len(secrets) != 1 || add.header.Get("Cache-Control") != "no-store" {
 			t.Fatalf("add: %d, secrets %v, Cache-Control %q", add.status, secrets, add.header.Get("Cache-Control"))
 		}
 		first := secrets[0]
+		// The same form sent again (a reload) adds nothing and shows no
+		// secret, but says so rather than "registered already".
+		if again := br.postForm("/webhooks", addForm); again.status != http.StatusConflict || shownSecret.MatchString(html.UnescapeString(again.body)) ||
+			!strings.Contains(again.body, "This endpoint was already added") || !strings.Contains(again.body, rc.URL+"/hook") {
+			t.Fatalf("the add form sent again: %d\n%s", again.status, again.body)
+		}
 		list := br.get("/webhooks")
 		ids := endpointIDs(list.body)
 		if len(ids) != 1 || !strings.Contains(list.body, rc.URL+"/hook") {

@@ -37,11 +37,40 @@ type Endpoint struct {
 // returned Endpoint carries the secret: show it to the merchant, who needs
 // it to verify signatures.
 func (s *Service) CreateEndpoint(ctx context.Context, merchantID, url string) (*Endpoint, error) {
+	return s.CreateEndpointOnce(ctx, merchantID, url, "")
+}
+
+// ErrEndpointAdded is CreateEndpointOnce's answer to a request that
+// already added its endpoint.
+var ErrEndpointAdded = errors.New("this request already added its webhook endpoint")
+
+// endpointRequests is the namespace of the endpoint ids CreateEndpointOnce
+// derives.
+var endpointRequests = uuid.MustParse("9b7e3c52-0a4f-4d1e-8c26-5f3a9e71b0d4")
+
+// CreateEndpointOnce is CreateEndpoint for a request that may arrive more
+// than once (a dashboard form sent again by a reload): request, chosen by
+// the caller for each distinct request, fixes the endpoint's id, so a
+// repeat adds nothing and gets the first endpoint, without its secret
+// (shown once, the first time), and ErrEndpointAdded. An empty request is
+// a new one each time.
+func (s *Service) CreateEndpointOnce(ctx context.Context, merchantID, url, request string) (*Endpoint, error) {
 	if err := ValidateURL(url, s.live); err != nil {
 		return nil, &payment.Error{Code: payment.EINVALID, Message: err.Error(), Fields: map[string]string{"url": err.Error()}}
 	}
 	if !isUUID(merchantID) {
 		return nil, payment.Errorf(payment.ENOTFOUND, "merchant not found")
+	}
+	id := uuid.NewString()
+	if request != "" {
+		id = uuid.NewSHA1(endpointRequests, []byte(merchantID+"/"+request)).String()
+		first, err := s.endpointByID(ctx, merchantID, id)
+		if err != nil {
+			return nil, err
+		}
+		if first != nil {
+			return first, ErrEndpointAdded
+		}
 	}
 	key := URLKey(url)
 	if id, err := s.endpointWithKey(ctx, merchantID, key); err != nil {
@@ -53,9 +82,15 @@ func (s *Service) CreateEndpoint(ctx context.Context, merchantID, url string) (*
 	if err != nil {
 		return nil, err
 	}
-	e := &Endpoint{ID: uuid.NewString(), MerchantID: merchantID, URL: url, Secret: secret, Enabled: true, CreatedAt: s.stamp()}
+	e := &Endpoint{ID: id, MerchantID: merchantID, URL: url, Secret: secret, Enabled: true, CreatedAt: s.stamp()}
 	_, err = s.db.ExecContext(ctx, `INSERT INTO webhook_endpoints (id, merchant_id, url, url_key, secret, enabled, created_at)
 		VALUES ($1, $2, $3, $4, $5, $6, $7)`, e.ID, e.MerchantID, e.URL, key, e.Secret, e.Enabled, s.db.Time(e.CreatedAt))
+	if err != nil && request != "" {
+		// The same request, sent twice at once: the other one added it.
+		if first, _ := s.endpointByID(ctx, merchantID, id); first != nil {
+			return first, ErrEndpointAdded
+		}
+	}
 	if store.IsUniqueViolation(err, "url_key") {
 		// A concurrent registration of the same URL won the race; the
 		// unique index let only one of them in.
@@ -65,6 +100,23 @@ func (s *Service) CreateEndpoint(ctx context.Context, merchantID, url string) (*
 	if err != nil {
 		return nil, err
 	}
+	return e, nil
+}
+
+// endpointByID returns the merchant's endpoint with id, deleted or not and
+// without its secret, or nil.
+func (s *Service) endpointByID(ctx context.Context, merchantID, id string) (*Endpoint, error) {
+	e := &Endpoint{}
+	var created store.Timestamp
+	err := s.db.QueryRowContext(ctx, `SELECT id, merchant_id, url, enabled, created_at FROM webhook_endpoints
+		WHERE merchant_id = $1 AND id = $2`, merchantID, id).Scan(&e.ID, &e.MerchantID, &e.URL, &e.Enabled, &created)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	e.CreatedAt = created.Time
 	return e, nil
 }
 

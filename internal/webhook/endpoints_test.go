@@ -105,3 +105,62 @@ func TestCreateEndpointValidates(t *testing.T) {
 		t.Errorf("refused URLs left %d endpoints", len(list))
 	}
 }
+
+// TestCreateEndpointOnce: a request sent again adds nothing and gets the
+// first endpoint without its secret, even once that endpoint is deleted;
+// another merchant's request with the same token adds its own; two sent at
+// once add one.
+func TestCreateEndpointOnce(t *testing.T) {
+	eachEngine(t, func(t *testing.T, f *fixture) {
+		ctx := context.Background()
+		s := f.app.Webhooks
+		const token = "ADDTOKENADDTOKENADDTOKENAD"
+		first, err := s.CreateEndpointOnce(ctx, f.merchant, "https://merchant.example/hooks", token)
+		if err != nil || !strings.HasPrefix(first.Secret, "whsec_") {
+			t.Fatalf("first: %+v %v", first, err)
+		}
+		// Sent again, even with another URL (a changed field), it adds
+		// nothing.
+		for _, u := range []string{"https://merchant.example/hooks", "https://merchant.example/other"} {
+			again, err := s.CreateEndpointOnce(ctx, f.merchant, u, token)
+			if !errors.Is(err, webhook.ErrEndpointAdded) || again == nil || again.ID != first.ID || again.Secret != "" || again.URL != first.URL {
+				t.Fatalf("sent again with %s: %+v %v", u, again, err)
+			}
+		}
+		other := f.newMerchant(t)
+		theirs, err := s.CreateEndpointOnce(ctx, other, "https://merchant.example/hooks", token)
+		if err != nil || theirs.ID == first.ID || theirs.Secret == "" {
+			t.Fatalf("another merchant, same token: %+v %v", theirs, err)
+		}
+		if err := s.DeleteEndpoint(ctx, f.merchant, first.ID); err != nil {
+			t.Fatal(err)
+		}
+		if again, err := s.CreateEndpointOnce(ctx, f.merchant, "https://merchant.example/hooks", token); !errors.Is(err, webhook.ErrEndpointAdded) || again.Secret != "" {
+			t.Fatalf("sent again after a delete: %+v %v", again, err)
+		}
+
+		// Two at once: one adds, the other is told it was added.
+		const twice = "TWICETOKENTWICETOKENTWICET"
+		errs := make(chan error, 2)
+		for range 2 {
+			go func() {
+				_, err := s.CreateEndpointOnce(ctx, f.merchant, "https://merchant.example/twice", twice)
+				errs <- err
+			}()
+		}
+		var added, told int
+		for range 2 {
+			switch err := <-errs; {
+			case err == nil:
+				added++
+			case errors.Is(err, webhook.ErrEndpointAdded), payment.ErrorCode(err) == payment.EUNPROCESSABLE:
+				told++
+			default:
+				t.Fatalf("sent twice at once: %v", err)
+			}
+		}
+		if list, _ := s.Endpoints(ctx, f.merchant); added != 1 || told != 1 || len(list) != 1 {
+			t.Fatalf("sent twice at once: %d added, %d told, %d endpoints", added, told, len(list))
+		}
+	})
+}

@@ -80,7 +80,7 @@ func (s *Service) rotatedBy(ctx context.Context, merchantID, endpointID, request
 		return nil, err
 	}
 	e.CreatedAt = created.Time
-	if !until.IsZero() {
+	if until.After(s.stamp()) {
 		e.PreviousSecretExpiresAt = &until.Time
 	}
 	return e, ErrRotationDone
