@@ -28,6 +28,7 @@ func (j *journey) addEndpoint() {
 	b.open("/webhooks")
 	b.check("webhooks-empty")
 	b.fill("#wh-url", j.rc.URL+"/momopay")
+	token := run(b, "read the form's token", chromedp.Value(chromedp.CSS(`main form[action="/webhooks"] input[name=request]`)))
 	b.submit(`main form[action="/webhooks"] button[type=submit]`)
 	j.secret = run(b, "read the endpoint's secret", chromedp.Value(chromedp.CSS("#new-secret")))
 	if !strings.HasPrefix(j.secret, "whsec_") {
@@ -44,6 +45,18 @@ func (j *journey) addEndpoint() {
 	}
 	b.check("webhooks")
 	b.checkNarrow("webhooks")
+
+	// The same form sent again (as a reload of the secret's page does)
+	// adds nothing, and says so.
+	b.do("put back the first form's token", chromedp.SetValue(chromedp.CSS(`main form[action="/webhooks"] input[name=request]`), token))
+	b.fill("#wh-url", j.rc.URL+"/momopay")
+	if resp := b.submit(`main form[action="/webhooks"] button[type=submit]`); resp == nil || resp.Status != http.StatusConflict {
+		t.Fatalf("the add form sent again: %v; want 409", resp)
+	}
+	if b.has("#new-secret") || !strings.Contains(b.bodyText(), "already added") {
+		t.Fatalf("the add form sent again shows a secret, or does not say it was already added:\n%s", b.bodyText())
+	}
+	b.check("webhook-added-again")
 }
 
 // createPayment asks for a payment through /v1 with the dashboard's key,
