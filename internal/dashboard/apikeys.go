@@ -72,6 +72,10 @@ func (d *Dashboard) handleKeys() http.Handler {
 // without a token (a page kept from before tokens) makes a key each time.
 func (d *Dashboard) handleKeyCreate() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !parseForm(w, r) {
+			d.badForm(w, r)
+			return
+		}
 		s := sessionOf(r)
 		k, key, err := d.keys.Create(r.Context(), s.MerchantID, formTokenOf(r), d.now())
 		if err != nil {
@@ -93,11 +97,12 @@ func (d *Dashboard) handleKeyCreate() http.Handler {
 var formToken = regexp.MustCompile(`^[A-Z2-7]{26}$`)
 
 // formTokenOf is the token of the form r sent (its "request" field), or
-// "" if it has none of the right shape. The forms that make a key or a
-// secret carry one, new each time their page is shown, so that the same
-// form sent again (a reload of the answer) changes nothing.
+// "" if it has none of the right shape; parseForm must have read the form.
+// The forms that make a key or a secret carry one, new each time their
+// page is shown, so that the same form sent again (a reload of the
+// answer) changes nothing.
 func formTokenOf(r *http.Request) string {
-	if t := r.PostFormValue("request"); formToken.MatchString(t) {
+	if t := r.PostForm.Get("request"); formToken.MatchString(t) {
 		return t
 	}
 	return ""

@@ -94,6 +94,11 @@ func TestKeyFormSentTwice(t *testing.T) {
 			return len(regexp.MustCompile(`/keys/[0-9a-f-]{36}/revoke`).FindAllString(br.get("/keys").body, -1))
 		}
 		before := revokeLinks()
+		// The form is read within the dashboard's bound: a huge one makes
+		// nothing.
+		if r := br.postForm("/keys", url.Values{"request": {strings.Repeat("A", 100<<10)}}); r.status != http.StatusBadRequest || revokeLinks() != before {
+			t.Fatalf("an oversized form: %d", r.status)
+		}
 		token := tokenOf()
 		first := br.postForm("/keys", url.Values{"request": {token}})
 		keys := shownKey.FindAllString(first.body, -1)

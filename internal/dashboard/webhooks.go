@@ -155,6 +155,10 @@ func (d *Dashboard) handleEndpointAdd() http.Handler {
 // end at once the secret the merchant's server still verifies with.
 func (d *Dashboard) handleEndpointRotate() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !parseForm(w, r) {
+			d.badForm(w, r)
+			return
+		}
 		e, err := d.webhooks.RotateSecret(r.Context(), sessionOf(r).MerchantID, r.PathValue("id"), formTokenOf(r))
 		page := &secretPage{layout: layout{Title: "wh.secret.title", Nav: "webhooks"}, Rotated: true}
 		if errors.Is(err, webhook.ErrRotationDone) {

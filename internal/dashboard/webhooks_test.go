@@ -144,6 +144,9 @@ func TestWebhookEndpointPages(t *testing.T) {
 		if token == nil {
 			t.Fatal("the rotate form has no token")
 		}
+		if r := br.postForm("/webhooks/"+id+"/rotate", url.Values{"request": {strings.Repeat("A", 100<<10)}}); r.status != http.StatusBadRequest {
+			t.Fatalf("an oversized rotate form: %d", r.status)
+		}
 		rot := br.postForm("/webhooks/"+id+"/rotate", url.Values{"request": {token[1]}})
 		secrets = shownSecret.FindAllString(html.UnescapeString(rot.body), -1)
 		if rot.status != http.StatusOK || len(secrets) != 1 || secrets[0] == first || rot.header.Get("Cache-Control") != "no-store" ||
