@@ -188,11 +188,22 @@ func ScheduleLifecycle(ctx context.Context, ins Inserter, tx *sql.Tx, merchantID
 	// InsertTx calls cost a create two round trips and River's per-call
 	// work twice.
 	_, err := ins.InsertManyTx(ctx, tx, []river.InsertManyParams{
-		{Args: PollPayment{MerchantID: merchantID, TransactionID: id}, InsertOpts: &river.InsertOpts{Queue: QueuePayments, ScheduledAt: firstPoll}},
-		{Args: ExpirePayment{MerchantID: merchantID, TransactionID: id}, InsertOpts: &river.InsertOpts{Queue: QueuePayments, ScheduledAt: expiresAt}},
+		{Args: PollPayment{MerchantID: merchantID, TransactionID: id}, InsertOpts: &river.InsertOpts{Queue: QueuePayments, ScheduledAt: firstPoll, Priority: pollPriority}},
+		{Args: ExpirePayment{MerchantID: merchantID, TransactionID: id}, InsertOpts: &river.InsertOpts{Queue: QueuePayments, ScheduledAt: expiresAt, Priority: expiryPriority}},
 	})
 	return err
 }
+
+// River fetches due jobs by priority first (1 is the highest), then by
+// time. A payment has one expiry check and about a dozen polls; when the
+// machine falls behind, the due polls queue up, and an expiry check of
+// the same priority would wait behind all of them, leaving its payment
+// PENDING past expires_at. Ahead of them, it is late by the time its own
+// run takes. The polls keep their priority when they snooze.
+const (
+	expiryPriority = 1
+	pollPriority   = 2
+)
 
 // sqlitePaymentWorkers caps the payments queue on SQLite. Writes there
 // go through one connection, but a poll mostly waits on the operator and
