@@ -69,7 +69,7 @@ func (s *Service) CreateEndpointOnce(ctx context.Context, merchantID, url, reque
 			return nil, err
 		}
 		if first != nil {
-			return first, ErrEndpointAdded
+			return &first.Endpoint, ErrEndpointAdded
 		}
 	}
 	key := URLKey(url)
@@ -88,7 +88,7 @@ func (s *Service) CreateEndpointOnce(ctx context.Context, merchantID, url, reque
 	if err != nil && request != "" {
 		// The same request, sent twice at once: the other one added it.
 		if first, _ := s.endpointByID(ctx, merchantID, id); first != nil {
-			return first, ErrEndpointAdded
+			return &first.Endpoint, ErrEndpointAdded
 		}
 	}
 	if store.IsUniqueViolation(err, "url_key") {
@@ -103,13 +103,23 @@ func (s *Service) CreateEndpointOnce(ctx context.Context, merchantID, url, reque
 	return e, nil
 }
 
-// endpointByID returns the merchant's endpoint with id, deleted or not and
-// without its secret, or nil.
-func (s *Service) endpointByID(ctx context.Context, merchantID, id string) (*Endpoint, error) {
-	e := &Endpoint{}
-	var created store.Timestamp
-	err := s.db.QueryRowContext(ctx, `SELECT id, merchant_id, url, enabled, created_at FROM webhook_endpoints
-		WHERE merchant_id = $1 AND id = $2`, merchantID, id).Scan(&e.ID, &e.MerchantID, &e.URL, &e.Enabled, &created)
+// storedEndpoint is an endpoint as endpointByID reads it: without its
+// secret, with what a repeated request is checked against.
+type storedEndpoint struct {
+	Endpoint
+	deleted         bool
+	rotationRequest string // the token of the request that made its last rotation
+}
+
+// endpointByID returns the merchant's endpoint with id, deleted or not, or
+// nil. PreviousSecretExpiresAt is set only while that secret still signs.
+func (s *Service) endpointByID(ctx context.Context, merchantID, id string) (*storedEndpoint, error) {
+	e := &storedEndpoint{}
+	var created, until store.Timestamp
+	err := s.db.QueryRowContext(ctx, `SELECT id, merchant_id, url, enabled, created_at, previous_secret_expires_at,
+			deleted_at IS NOT NULL, COALESCE(rotation_request, '')
+		FROM webhook_endpoints WHERE merchant_id = $1 AND id = $2`, merchantID, id).
+		Scan(&e.ID, &e.MerchantID, &e.URL, &e.Enabled, &created, &until, &e.deleted, &e.rotationRequest)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, nil
 	}
@@ -117,6 +127,9 @@ func (s *Service) endpointByID(ctx context.Context, merchantID, id string) (*End
 		return nil, err
 	}
 	e.CreatedAt = created.Time
+	if until.After(s.stamp()) {
+		e.PreviousSecretExpiresAt = &until.Time
+	}
 	return e, nil
 }
 

@@ -68,20 +68,12 @@ var ErrRotationDone = errors.New("this request already rotated the endpoint's se
 // without its secret and ErrRotationDone if request made its last
 // rotation, ErrEndpointNotFound otherwise.
 func (s *Service) rotatedBy(ctx context.Context, merchantID, endpointID, request string) (*Endpoint, error) {
-	e := &Endpoint{}
-	var created, until store.Timestamp
-	err := s.db.QueryRowContext(ctx, `SELECT id, merchant_id, url, enabled, created_at, previous_secret_expires_at
-		FROM webhook_endpoints WHERE merchant_id = $1 AND id = $2 AND deleted_at IS NULL AND rotation_request = $3`,
-		merchantID, endpointID, request).Scan(&e.ID, &e.MerchantID, &e.URL, &e.Enabled, &created, &until)
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, ErrEndpointNotFound
-	}
+	e, err := s.endpointByID(ctx, merchantID, endpointID)
 	if err != nil {
 		return nil, err
 	}
-	e.CreatedAt = created.Time
-	if until.After(s.stamp()) {
-		e.PreviousSecretExpiresAt = &until.Time
+	if e == nil || e.deleted || e.rotationRequest != request {
+		return nil, ErrEndpointNotFound
 	}
-	return e, ErrRotationDone
+	return &e.Endpoint, ErrRotationDone
 }
