@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/rand"
 	"net/http"
-	"regexp"
 	"time"
 
 	"github.com/momopay/momopay/internal/team"
@@ -91,21 +90,6 @@ func (d *Dashboard) handleKeyCreate() http.Handler {
 		d.Audit(r.Context(), team.ActionKeyCreated, team.KeyTarget(k.Prefix, k.ID))
 		d.render(w, r, http.StatusCreated, "key_created", page)
 	})
-}
-
-// formToken is the shape of a token from crypto/rand.Text.
-var formToken = regexp.MustCompile(`^[A-Z2-7]{26}$`)
-
-// formTokenOf is the token of the form r sent (its "request" field), or
-// "" if it has none of the right shape; parseForm must have read the form.
-// The forms that make a key or a secret carry one, new each time their
-// page is shown, so that the same form sent again (a reload of the
-// answer) changes nothing.
-func formTokenOf(r *http.Request) string {
-	if t := r.PostForm.Get("request"); formToken.MatchString(t) {
-		return t
-	}
-	return ""
 }
 
 // findKey returns the merchant's key named in the path, or nil.

@@ -160,15 +160,6 @@ func (d *Dashboard) handleUserRemove() http.Handler {
 	})
 }
 
-// maxForm bounds a dashboard form's body.
-const maxForm = 64 << 10
-
-// parseForm reads a bounded form body; false when it cannot.
-func parseForm(w http.ResponseWriter, r *http.Request) bool {
-	r.Body = http.MaxBytesReader(w, r.Body, maxForm)
-	return r.ParseForm() == nil
-}
-
 // isNotFound reports a domain not-found error.
 func isNotFound(err error) bool {
 	e, ok := errors.AsType[*payment.Error](err)
