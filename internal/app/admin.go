@@ -138,24 +138,11 @@ func (c *cli) apikeyCreate(ctx context.Context, args []string) error {
 }
 
 func (c *cli) apikeyList(ctx context.Context, args []string) error {
-	a, merchant, _, asJSON, err := c.merchantApp(ctx, "apikey list", args, nil)
-	if err != nil {
-		return err
-	}
-	defer a.Close()
-	keys, err := a.APIKeys.List(ctx, merchant)
-	if err != nil {
-		return err
-	}
-	if asJSON {
-		return c.printJSON(map[string]any{"api_keys": keys})
-	}
-	c.table("ID\tPREFIX\tCREATED\tLAST USED\tREVOKED", func(w io.Writer) {
-		for _, k := range keys {
+	return listOfMerchant(ctx, c, "apikey list", args, "api_keys", "ID\tPREFIX\tCREATED\tLAST USED\tREVOKED",
+		func(a *App, merchant string) ([]store.APIKey, error) { return a.APIKeys.List(ctx, merchant) },
+		func(w io.Writer, k store.APIKey) {
 			fmt.Fprintf(w, "%s\t%s…\t%s\t%s\t%s\n", k.ID, k.Prefix, k.CreatedAt.Format(time.RFC3339), when(k.LastUsedAt), when(k.RevokedAt))
-		}
-	})
-	return nil
+		})
 }
 
 func when(t *time.Time) string {

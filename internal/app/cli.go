@@ -246,6 +246,30 @@ func (c *cli) printJSON(v any) error {
 	return enc.Encode(v)
 }
 
+// listOfMerchant runs a merchant's "list" command: the records load
+// returns, as JSON under key or as a table of header and a row each.
+func listOfMerchant[T any](ctx context.Context, c *cli, name string, args []string, key, header string,
+	load func(a *App, merchant string) ([]T, error), row func(w io.Writer, item T)) error {
+	a, merchant, _, asJSON, err := c.merchantApp(ctx, name, args, nil)
+	if err != nil {
+		return err
+	}
+	defer a.Close()
+	items, err := load(a, merchant)
+	if err != nil {
+		return err
+	}
+	if asJSON {
+		return c.printJSON(map[string]any{key: items})
+	}
+	c.table(header, func(w io.Writer) {
+		for _, item := range items {
+			row(w, item)
+		}
+	})
+	return nil
+}
+
 func (c *cli) table(header string, rows func(w io.Writer)) {
 	tw := tabwriter.NewWriter(c.stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, header)

@@ -71,24 +71,11 @@ func (c *cli) userAdd(ctx context.Context, args []string) error {
 }
 
 func (c *cli) userList(ctx context.Context, args []string) error {
-	a, merchant, _, asJSON, err := c.merchantApp(ctx, "user list", args, nil)
-	if err != nil {
-		return err
-	}
-	defer a.Close()
-	users, err := a.Users.List(ctx, merchant)
-	if err != nil {
-		return err
-	}
-	if asJSON {
-		return c.printJSON(map[string]any{"users": users})
-	}
-	c.table("ID\tEMAIL\tROLE\tCREATED", func(w io.Writer) {
-		for _, u := range users {
+	return listOfMerchant(ctx, c, "user list", args, "users", "ID\tEMAIL\tROLE\tCREATED",
+		func(a *App, merchant string) ([]team.User, error) { return a.Users.List(ctx, merchant) },
+		func(w io.Writer, u team.User) {
 			fmt.Fprintf(w, "%s\t%s\t%s\t%s\n", u.ID, u.Email, u.Role, u.CreatedAt.Format(time.RFC3339))
-		}
-	})
-	return nil
+		})
 }
 
 // merchantUser finds the merchant's user with email.

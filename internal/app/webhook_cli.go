@@ -46,24 +46,11 @@ func (c *cli) webhookCreate(ctx context.Context, args []string) error {
 }
 
 func (c *cli) webhookList(ctx context.Context, args []string) error {
-	a, merchant, _, asJSON, err := c.merchantApp(ctx, "webhook list", args, nil)
-	if err != nil {
-		return err
-	}
-	defer a.Close()
-	endpoints, err := a.Webhooks.Endpoints(ctx, merchant)
-	if err != nil {
-		return err
-	}
-	if asJSON {
-		return c.printJSON(map[string]any{"endpoints": endpoints})
-	}
-	c.table("ID\tURL\tENABLED\tCREATED", func(w io.Writer) {
-		for _, e := range endpoints {
+	return listOfMerchant(ctx, c, "webhook list", args, "endpoints", "ID\tURL\tENABLED\tCREATED",
+		func(a *App, merchant string) ([]webhook.Endpoint, error) { return a.Webhooks.Endpoints(ctx, merchant) },
+		func(w io.Writer, e webhook.Endpoint) {
 			fmt.Fprintf(w, "%s\t%s\t%t\t%s\n", e.ID, e.URL, e.Enabled, e.CreatedAt.Format(time.RFC3339))
-		}
-	})
-	return nil
+		})
 }
 
 func (c *cli) webhookEnable(ctx context.Context, args []string) error {
