@@ -86,7 +86,7 @@ func (d *Dashboard) handleLanguage() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		s := sessionOf(r)
 		if !parseForm(w, r) {
-			d.notFound(w, r)
+			d.badForm(w, r)
 			return
 		}
 		lang := r.PostForm.Get("language")

@@ -30,3 +30,8 @@ func formTokenOf(r *http.Request) string {
 	}
 	return ""
 }
+
+// badForm answers a form that could not be read.
+func (d *Dashboard) badForm(w http.ResponseWriter, r *http.Request) {
+	d.render(w, r, http.StatusBadRequest, "message", &messagePage{layout: layout{Title: "error.title"}, Heading: "error.title", Body: "form.fix"})
+}

@@ -44,6 +44,27 @@ func (d *Dashboard) teamPage(r *http.Request) (*teamPage, error) {
 	return &teamPage{layout: layout{Title: "team.title", Nav: "team"}, Users: users, Roles: team.Roles, Role: team.Developer}, nil
 }
 
+// teamProblem answers 422 with the team page and the domain's words for
+// err when err is a domain error (fill, if any, refills the add form),
+// and reports whether it answered.
+func (d *Dashboard) teamProblem(w http.ResponseWriter, r *http.Request, err error, fill func(*teamPage)) bool {
+	msg, fields, ok := domainMessage(err)
+	if !ok {
+		return false
+	}
+	p, err := d.teamPage(r)
+	if err != nil {
+		d.fail(w, r, err)
+		return true
+	}
+	p.Error, p.Fields = msg, fields
+	if fill != nil {
+		fill(p)
+	}
+	d.render(w, r, http.StatusUnprocessableEntity, "team", p)
+	return true
+}
+
 func (d *Dashboard) handleTeam() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		p, err := d.teamPage(r)
@@ -58,20 +79,13 @@ func (d *Dashboard) handleTeam() http.Handler {
 func (d *Dashboard) handleUserAdd() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !parseForm(w, r) {
-			d.render(w, r, http.StatusBadRequest, "message", &messagePage{layout: layout{Title: "error.title"}, Heading: "error.title", Body: "form.fix"})
+			d.badForm(w, r)
 			return
 		}
 		s := sessionOf(r)
 		email, role := team.NormalizeEmail(r.PostForm.Get("email")), team.Role(r.PostForm.Get("role"))
 		u, err := d.team.Add(r.Context(), s.MerchantID, email, role, r.PostForm.Get("password"), d.now())
-		if msg, fields, ok := domainMessage(err); ok {
-			p, err := d.teamPage(r)
-			if err != nil {
-				d.fail(w, r, err)
-				return
-			}
-			p.Email, p.Role, p.Error, p.Fields = email, role, msg, fields
-			d.render(w, r, http.StatusUnprocessableEntity, "team", p)
+		if d.teamProblem(w, r, err, func(p *teamPage) { p.Email, p.Role = email, role }) {
 			return
 		}
 		if err != nil {
@@ -86,7 +100,7 @@ func (d *Dashboard) handleUserAdd() http.Handler {
 func (d *Dashboard) handleUserRole() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !parseForm(w, r) {
-			d.notFound(w, r)
+			d.badForm(w, r)
 			return
 		}
 		s := sessionOf(r)
@@ -97,14 +111,7 @@ func (d *Dashboard) handleUserRole() http.Handler {
 		}
 		role := team.Role(r.PostForm.Get("role"))
 		err = d.team.SetRole(r.Context(), s.MerchantID, u.ID, role)
-		if msg, fields, ok := domainMessage(err); ok {
-			p, err := d.teamPage(r)
-			if err != nil {
-				d.fail(w, r, err)
-				return
-			}
-			p.Error, p.Fields = msg, fields
-			d.render(w, r, http.StatusUnprocessableEntity, "team", p)
+		if d.teamProblem(w, r, err, nil) {
 			return
 		}
 		if err != nil {
@@ -136,14 +143,7 @@ func (d *Dashboard) handleUserRemove() http.Handler {
 			return
 		}
 		err = d.team.Remove(r.Context(), s.MerchantID, u.ID)
-		if msg, fields, ok := domainMessage(err); ok {
-			p, err := d.teamPage(r)
-			if err != nil {
-				d.fail(w, r, err)
-				return
-			}
-			p.Error, p.Fields = msg, fields
-			d.render(w, r, http.StatusUnprocessableEntity, "team", p)
+		if d.teamProblem(w, r, err, nil) {
 			return
 		}
 		if err != nil {

@@ -410,11 +410,6 @@ func (l *layout) FlashText() string {
 	return l.T(l.Flash, l.FlashArg)
 }
 
-// badForm answers a form that could not be read.
-func (d *Dashboard) badForm(w http.ResponseWriter, r *http.Request) {
-	d.render(w, r, http.StatusBadRequest, "message", &messagePage{layout: layout{Title: "error.title"}, Heading: "error.title", Body: "form.fix"})
-}
-
 func init() {
 	addMessages(map[string]string{
 		"wh.title":             "Webhooks",
