@@ -116,8 +116,14 @@ func parseQuery(raw string) (url.Values, map[string]string) {
 // bound". It returns the problem, or "".
 func parseBound(v string, end bool) (time.Time, string) {
 	t, err := time.Parse(time.RFC3339Nano, v)
+	if _, offset := t.Zone(); err == nil && (offset >= 24*60*60 || offset <= -24*60*60) {
+		return time.Time{}, boundProblem // Go takes +24:00; RFC 3339's offsets end at 23:59
+	}
 	if err != nil {
 		d, err := time.Parse(time.DateOnly, v)
+		if err != nil && strings.Contains(v, " ") {
+			return time.Time{}, boundProblem + "; in a query string a + is read as a space: write an offset's + as %2B"
+		}
 		if err != nil {
 			return time.Time{}, boundProblem
 		}
@@ -127,16 +133,11 @@ func parseBound(v string, end bool) (time.Time, string) {
 		}
 	}
 	t = t.UTC()
-	// Times are kept to the microsecond. A from between two microseconds
-	// starts at the next one, since it is inclusive; a to, at the one
-	// before. Cut either way, from=…31.7560201Z would list a payment made
-	// at …31.756020Z.
-	if micro := t.Truncate(time.Microsecond); !end && !micro.Equal(t) {
-		t = micro.Add(time.Microsecond)
-	} else {
-		t = micro
-	}
-	if t.Before(payment.MinFilterTime) || t.After(payment.MaxFilterTime) {
+	// The bound is kept as given, and rounded to the microsecond only
+	// where times are compared (ListFilter.Microseconds): from and to of
+	// one instant finer than a microsecond are not "to before from". The
+	// range is checked on the rounded value, the one compared.
+	if r := payment.MicrosecondBound(t, end); r.Before(payment.MinFilterTime) || r.After(payment.MaxFilterTime) {
 		return time.Time{}, rangeProblem
 	}
 	return t, ""

@@ -3,6 +3,7 @@ package api_test
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/momopay/momopay/internal/testserver"
@@ -44,6 +45,10 @@ func TestListQueryStrings(t *testing.T) {
 			{"?from=1969-12-31T23:59:59Z", "from", ""},
 			{"?to=9999-12-31T23:59:59-01:00", "to", ""},
 			{"?from=2026-11-02&to=2026-11-01", "to", ""},
+			{"?from=2026-11-26T00:00:00%2B24:00", "from", ""},
+			{"?to=2026-11-26T00:00:00-24:00", "to", ""},
+			{"?from=2026-11-26T00:00:00+01:00", "from", ""},
+			{"?from=2020-01-01T00:00:00%2B23:59&to=2020-01-01T00:00:00-23:59", "", "1/20/0/0 0"},
 			{"?page=9223372036854775807", "", "9223372036854775807/20/3/1 0"},
 			{"?page=9223372036854775807&per_page=100", "", "9223372036854775807/100/3/1 0"},
 			{"?page=4611686018427387905&per_page=2", "", "4611686018427387905/2/3/2 0"},
@@ -83,6 +88,12 @@ func TestListQueryStrings(t *testing.T) {
 			if got != c.page {
 				t.Errorf("%s: %s, want %s", c.query, got, c.page)
 			}
+		}
+		// An offset's + sent unencoded arrives as a space: the message
+		// says how to send it.
+		r := do(t, s, "GET", "/v1/transactions?from=2026-11-26T00:00:00+01:00", s.APIKey, nil)
+		if msg, _ := r.fields()["from"].(string); !strings.Contains(msg, "%2B") {
+			t.Errorf("a + read as a space: %q", msg)
 		}
 	})
 }

@@ -118,6 +118,32 @@ type ListFilter struct {
 	To       time.Time
 }
 
+// MicrosecondBound is a list bound t at the precision times are kept in,
+// the microsecond: an inclusive from between two microseconds starts at
+// the next one, a to (end) at the one before. Cut either way,
+// from=…31.7560201Z would list a payment made at …31.756020Z.
+func MicrosecondBound(t time.Time, end bool) time.Time {
+	micro := t.Truncate(time.Microsecond)
+	if !end && !micro.Equal(t) {
+		return micro.Add(time.Microsecond)
+	}
+	return micro
+}
+
+// Microseconds is f with its bounds rounded by MicrosecondBound, and
+// false when nothing can match them: from and to within one microsecond
+// but on either side of every time kept, which is an empty list, not a
+// mistake of the caller's.
+func (f ListFilter) Microseconds() (ListFilter, bool) {
+	if !f.From.IsZero() {
+		f.From = MicrosecondBound(f.From, false)
+	}
+	if !f.To.IsZero() {
+		f.To = MicrosecondBound(f.To, true)
+	}
+	return f, f.From.IsZero() || f.To.IsZero() || !f.To.Before(f.From)
+}
+
 // Page is one page of a list with the true number of matches.
 type Page struct {
 	Transactions []Transaction

@@ -45,6 +45,10 @@ type dayCount struct {
 // listed: a refused push deletes it. One whose sender died is shown once
 // the poller judges its push taken.
 func (s *Transactions) ListTransactions(ctx context.Context, merchantID string, f payment.ListFilter) (*payment.Page, error) {
+	f, some := f.Microseconds()
+	if !some {
+		return &payment.Page{Transactions: []payment.Transaction{}}, nil
+	}
 	days, err := s.dayCounts(ctx, merchantID, f, f.Page > 1)
 	if err != nil {
 		return nil, err
