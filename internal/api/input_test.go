@@ -80,6 +80,20 @@ func TestCreateAmountMaximum(t *testing.T) {
 	})
 }
 
+// TestCreateAmountType: an amount of another JSON type is a 400 saying so,
+// not that it has decimals.
+func TestCreateAmountType(t *testing.T) {
+	s := testserver.Start(t, testserver.Options{})
+	for amount, says := range map[string]string{`"100"`: "not a string", `true`: "not a string", `[100]`: "not a string",
+		`{}`: "not a string", `100.5`: "without decimals", `1e2`: "without decimals"} {
+		b := strings.Replace(mustJSON(t, newPayment(map[string]any{"amount": 1})), `"amount":1`, `"amount":`+amount, 1)
+		r := do(t, s, "POST", "/v1/transactions", s.APIKey, b)
+		if msg, _ := r.fields()["amount"].(string); r.status != http.StatusBadRequest || !strings.Contains(msg, says) {
+			t.Errorf("amount %s: %d %s, want 400 saying %q", amount, r.status, r.raw, says)
+		}
+	}
+}
+
 // TestCreateBodyErrorsNameBody: a body that is not a readable JSON object
 // gets a VALIDATION_ERROR whose fields name "body", as every validation
 // error carries fields.

@@ -170,10 +170,15 @@ func (s *Server) requireKey(next http.Handler) http.Handler {
 			writeProblem(w, http.StatusUnauthorized, codeUnauthorized, "send one Authorization header, not several")
 			return
 		}
-		scheme, key, ok := strings.Cut(r.Header.Get("Authorization"), " ")
+		header := r.Header.Get("Authorization")
+		scheme, key, ok := strings.Cut(header, " ")
 		key = strings.TrimSpace(key)
-		if !ok || !strings.EqualFold(scheme, "Bearer") || key == "" {
+		switch {
+		case header == "":
 			writeProblem(w, http.StatusUnauthorized, codeUnauthorized, "missing API key: send Authorization: Bearer <API_KEY>")
+			return
+		case !ok || !strings.EqualFold(scheme, "Bearer") || key == "":
+			writeProblem(w, http.StatusUnauthorized, codeUnauthorized, "the Authorization header must be Bearer followed by the API key: Authorization: Bearer <API_KEY>")
 			return
 		}
 		if !store.WellFormedKey(key) {

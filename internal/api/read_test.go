@@ -26,14 +26,16 @@ func TestAuthentication(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	for _, c := range []struct{ name, header string }{
-		{"missing", ""},
-		{"not bearer", "Basic " + s.APIKey},
-		{"empty bearer", "Bearer "},
-		{"unknown key", "Bearer service_live_" + strings.Repeat("A", 32)},
-		{"malformed key", "Bearer sk_test_123"},
-		{"revoked key", "Bearer " + revokedKey},
-		{"two keys", "Bearer " + s.APIKey + "\nBearer " + s.APIKey},
+	// message: what the error's message says, in part.
+	for _, c := range []struct{ name, header, message string }{
+		{"missing", "", "missing API key"},
+		{"not bearer", "Basic " + s.APIKey, "must be Bearer"},
+		{"bare key", s.APIKey, "must be Bearer"},
+		{"empty bearer", "Bearer ", "must be Bearer"},
+		{"unknown key", "Bearer service_live_" + strings.Repeat("A", 32), "invalid or revoked"},
+		{"malformed key", "Bearer sk_test_123", "invalid or revoked"},
+		{"revoked key", "Bearer " + revokedKey, "invalid or revoked"},
+		{"two keys", "Bearer " + s.APIKey + "\nBearer " + s.APIKey, "one Authorization header"},
 	} {
 		for _, ep := range []struct{ method, path string }{{"GET", path}, {"GET", "/v1/transactions"}, {"POST", "/v1/transactions"}} {
 			t.Run(c.name+" "+ep.method+" "+ep.path, func(t *testing.T) {
@@ -45,8 +47,8 @@ func TestAuthentication(t *testing.T) {
 					}
 				}
 				r := send(t, req)
-				if r.status != 401 || r.errorField("code") != "UNAUTHORIZED" || r.errorField("status") != 401.0 {
-					t.Errorf("got %d %s", r.status, r.raw)
+				if msg, _ := r.errorField("message").(string); r.status != 401 || r.errorField("code") != "UNAUTHORIZED" || r.errorField("status") != 401.0 || !strings.Contains(msg, c.message) {
+					t.Errorf("got %d %s, want 401 saying %q", r.status, r.raw, c.message)
 				}
 			})
 		}

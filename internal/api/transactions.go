@@ -192,6 +192,8 @@ func decodeCreateRequest(w http.ResponseWriter, r *http.Request) (payment.Create
 	switch v, ok := raw["amount"]; {
 	case !ok || string(v) == "null":
 		problems["amount"] = "is required"
+	case len(v) > 0 && (v[0] == '"' || v[0] == '[' || v[0] == '{' || v[0] == 't' || v[0] == 'f'):
+		problems["amount"] = "must be a number (a whole number of XAF), not a string, boolean, array or object"
 	case !integerPattern.Match(v):
 		problems["amount"] = "must be a whole number of XAF, without decimals"
 	default:
