@@ -78,7 +78,7 @@ func withRequest(log *slog.Logger, observe ObserveRequest, next http.Handler) ht
 		// Every answer is JSON (or, for the dashboard's pages, HTML with its
 		// own headers): never to be sniffed into something a browser runs.
 		w.Header().Set("X-Content-Type-Options", "nosniff")
-		// requireKey fills logMerchant, deeper in the chain, for this log line.
+		// NoteMerchant fills logMerchant, deeper in the chain, for this log line.
 		var logMerchant string
 		ctx := context.WithValue(r.Context(), ctxRequestID, id)
 		r = r.WithContext(context.WithValue(ctx, ctxLogMerchant, &logMerchant))
@@ -105,6 +105,15 @@ func withRequest(log *slog.Logger, observe ObserveRequest, next http.Handler) ht
 	})
 }
 
+// NoteMerchant names the merchant a request acts for in its request log
+// line: requireKey calls it for the API, the dashboard once it knows the
+// session's merchant.
+func NoteMerchant(ctx context.Context, merchantID string) {
+	if slot, ok := ctx.Value(ctxLogMerchant).(*string); ok {
+		*slot = merchantID
+	}
+}
+
 // ObserveRequest is told about every answered request: its route pattern
 // (bounded: one of the routes table's patterns), method, status and
 // duration. The metrics package implements it.
@@ -128,9 +137,14 @@ func routeOf(r *http.Request) string {
 // those lines would bury the rest. Writes (payments, callbacks) and every
 // refusal stay at INFO, server errors at ERROR: what support is asked about
 // (a request id quoted from an error, a payment that was created or not)
-// is always in the log at the default level.
+// is always in the log at the default level. A 503 is WARN: it says an
+// operator or the database is unavailable for now, which the caller is
+// told to retry and the metrics and the breaker's own lines report; at
+// ERROR, an operator's outage would write an error a payment.
 func requestLevel(method string, status int) slog.Level {
 	switch {
+	case status == http.StatusServiceUnavailable:
+		return slog.LevelWarn
 	case status >= 500:
 		return slog.LevelError
 	case status >= 400:
@@ -206,9 +220,7 @@ func (s *Server) requireKey(next http.Handler) http.Handler {
 			writeRateLimited(w, wait, "too many requests for this API key; retry after retry_after seconds")
 			return
 		}
-		if slot, ok := r.Context().Value(ctxLogMerchant).(*string); ok {
-			*slot = merchant
-		}
+		NoteMerchant(r.Context(), merchant)
 		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), ctxMerchantID, merchant)))
 	})
 }

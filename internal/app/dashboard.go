@@ -5,6 +5,7 @@ import (
 	"errors"
 	"time"
 
+	"github.com/momopay/momopay/internal/api"
 	"github.com/momopay/momopay/internal/dashboard"
 	"github.com/momopay/momopay/internal/payment"
 	"github.com/momopay/momopay/internal/store"
@@ -31,6 +32,7 @@ func (a *App) wireDashboard(ctx context.Context) error {
 		Payments: a.Payments, Records: a.Transactions, Webhooks: a.Webhooks, Cases: a.Cases,
 		Phone:  &sandboxPhone{txs: a.Transactions, payments: a.Payments, answer: a.AnswerSandboxPayment},
 		Secret: secret, Sandbox: a.cfg.Mode == ModeSandbox, Now: a.cfg.Now, Logger: a.cfg.Logger,
+		NoteMerchant: api.NoteMerchant,
 	})
 	if err != nil {
 		return err

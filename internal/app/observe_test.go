@@ -528,6 +528,9 @@ func TestNoSecretInLogs(t *testing.T) {
 	waitFinal(t, s, key, refused["id"].(string))
 	eventually(t, "three webhook requests", func() bool { return rc.count() == 3 })
 
+	if code, _ := createPayment(t, s, key, "secret-3", "AIRTEL", sandbox.PhoneUnavailable); code != http.StatusServiceUnavailable {
+		t.Fatalf("a payment to the sandbox's unavailable operator: %d", code)
+	}
 	if code, _ := call(t, http.MethodGet, s.URL+"/v1/transactions", s.APIKey, ""); code != http.StatusOK {
 		t.Fatalf("list: %d", code)
 	}
@@ -557,13 +560,21 @@ func TestNoSecretInLogs(t *testing.T) {
 	// passwords, and whatever session it hands out.
 	for _, pw := range []string{password, password + "-wrong"} {
 		form := "email=secretive%40example.com&password=" + pw
-		resp, err := http.Post(s.URL+"/auth/login", "application/x-www-form-urlencoded", strings.NewReader(form))
+		// Not following the redirect: the session cookie comes with it.
+		noRedirect := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+		resp, err := noRedirect.Post(s.URL+"/auth/login", "application/x-www-form-urlencoded", strings.NewReader(form))
 		if err != nil {
 			t.Fatal(err)
 		}
 		resp.Body.Close()
 		for _, c := range resp.Cookies() {
 			secrets["session cookie "+c.Name] = c.Value
+			// A signed-in page, whose request line names the merchant.
+			req, _ := http.NewRequest(http.MethodGet, s.URL+"/keys", nil)
+			req.AddCookie(c)
+			if resp, err := http.DefaultClient.Do(req); err == nil {
+				resp.Body.Close()
+			}
 		}
 	}
 
@@ -587,12 +598,18 @@ func TestNoSecretInLogs(t *testing.T) {
 
 	// Request lines: id, merchant, route, status, latency; a payment line
 	// and a delivery line carry their ids.
-	var request, requested, delivered bool
+	var request, page, unavailable, requested, delivered bool
 	for _, l := range lines {
 		switch l["msg"] {
 		case "request":
 			if l["method"] == "POST" && l["route"] == "/v1/transactions" && l["status"] == float64(201) {
 				request = l["merchant_id"] == merchant.ID && l["request_id"] != "" && l["level"] == "INFO" && l["duration_ms"] != nil
+			}
+			if l["route"] == "/keys" && l["status"] == float64(200) {
+				page = l["merchant_id"] == merchant.ID
+			}
+			if l["route"] == "/v1/transactions" && l["status"] == float64(503) {
+				unavailable = l["level"] == "WARN"
 			}
 		case "payment requested":
 			requested = requested || l["transaction_id"] == paid["id"]
@@ -600,8 +617,9 @@ func TestNoSecretInLogs(t *testing.T) {
 			delivered = delivered || l["delivery_id"] != nil
 		}
 	}
-	if !request || !requested || !delivered {
-		t.Errorf("request line with its fields %v, payment line %v, delivery line %v", request, requested, delivered)
+	if !request || !page || !unavailable || !requested || !delivered {
+		t.Errorf("request line with its fields %v, a dashboard page's naming its merchant %v, a 503's at WARN %v, payment line %v, delivery line %v",
+			request, page, unavailable, requested, delivered)
 	}
 }
 

@@ -30,25 +30,29 @@ type Config struct {
 	Sandbox bool
 	Now     func() time.Time
 	Logger  *slog.Logger
+	// NoteMerchant, when set, names the signed-in merchant in the
+	// request's log line (api.NoteMerchant).
+	NoteMerchant func(ctx context.Context, merchantID string)
 }
 
 // Dashboard is the merchants' web interface: sign-in and the pages.
 type Dashboard struct {
-	accounts Accounts
-	sessions Sessions
-	auditLog AuditLog
-	keys     Keys
-	team     Team
-	figures  Figures
-	payments Payments
-	records  TransactionRecords
-	webhooks Webhooks
-	cases    Cases
-	phone    Phone
-	secret   []byte
-	sandbox  bool
-	now      func() time.Time
-	log      *slog.Logger
+	accounts     Accounts
+	sessions     Sessions
+	auditLog     AuditLog
+	keys         Keys
+	team         Team
+	figures      Figures
+	payments     Payments
+	records      TransactionRecords
+	webhooks     Webhooks
+	cases        Cases
+	phone        Phone
+	secret       []byte
+	sandbox      bool
+	now          func() time.Time
+	log          *slog.Logger
+	noteMerchant func(ctx context.Context, merchantID string)
 
 	pages  *renderer
 	assets *assets
@@ -81,7 +85,7 @@ func New(cfg Config) (*Dashboard, error) {
 	d := &Dashboard{
 		accounts: cfg.Accounts, sessions: cfg.Sessions, auditLog: cfg.AuditLog, keys: cfg.Keys, team: cfg.Team,
 		figures: cfg.Figures, payments: cfg.Payments, records: cfg.Records, webhooks: cfg.Webhooks, cases: cfg.Cases, phone: cfg.Phone, secret: cfg.Secret, sandbox: cfg.Sandbox, now: cfg.Now, log: cfg.Logger,
-		pages: r, assets: a,
+		noteMerchant: cfg.NoteMerchant, pages: r, assets: a,
 		byAccount: newThrottle(30*time.Second, 10),
 		byAddress: newThrottle(3*time.Second, 30),
 		csrf:      http.NewCrossOriginProtection(),

@@ -194,6 +194,9 @@ func (d *Dashboard) signedIn(next http.Handler) http.Handler {
 			http.Redirect(w, r, loginFor(r), http.StatusSeeOther)
 			return
 		}
+		if d.noteMerchant != nil {
+			d.noteMerchant(r.Context(), s.MerchantID)
+		}
 		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), ctxSession, s)))
 	})
 }
