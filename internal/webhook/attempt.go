@@ -194,8 +194,9 @@ func (s *Service) attempt(ctx context.Context, d *target) (time.Duration, error)
 	if ctx.Err() != nil && !a.Succeeded {
 		// Shutdown interrupted us, not the receiver. The attempt may have
 		// arrived, so it stays in the history and counts; the lease is
-		// given back so the next run (this instance once restarted, or
-		// another one) goes on at once.
+		// given back and the attempt's due time restored, so the next run
+		// (this instance once restarted, or another one) goes on at once:
+		// an orderly stop is not the receiver's failure.
 		s.interrupt(d, c, interruptedByShutdown)
 		return 0, ctx.Err()
 	}
@@ -309,6 +310,16 @@ func (s *Service) requestedResend(ctx context.Context, d *target, now time.Time)
 func (s *Service) claim(ctx context.Context, d *target, now time.Time, manual bool) (*claimed, error) {
 	c := &claimed{id: uuid.NewString(), number: d.attempts + 1, manual: manual, at: now}
 	in := claimInput{d: d, c: c, lease: now.Add(s.lease())}
+	if auto := d.automatic + 1; !manual && auto < MaxAttempts && !d.leaseUntil.IsZero() {
+		// This attempt takes over one whose process died during it,
+		// which it makes again as soon as the lease allows (a crash is not
+		// the receiver's failure). Should its process die too, the next
+		// waits the schedule's delay from this one's start, as after a
+		// failure: a process that crashes again and again does not spend
+		// the five attempts in seconds. (A shutdown puts the due time
+		// back: see interrupt.)
+		in.retryAt = now.Add(retryDelays[auto-1])
+	}
 	var ok bool
 	var err error
 	if d.leaseUntil.IsZero() {
@@ -332,10 +343,11 @@ func (s *Service) claimTx(ctx context.Context, tx *sql.Tx, x claimInput) (bool, 
 	if !c.manual {
 		due = ` AND (next_attempt_at IS NULL OR next_attempt_at <= $7)`
 	}
-	res, err := tx.ExecContext(ctx, `UPDATE webhook_deliveries SET attempts = $1, lease_until = $2
+	res, err := tx.ExecContext(ctx, `UPDATE webhook_deliveries SET attempts = $1, lease_until = $2,
+			next_attempt_at = COALESCE($8, next_attempt_at)
 		WHERE merchant_id = $3 AND id = $4 AND state = $5 AND attempts = $6
 		AND (lease_until IS NULL OR lease_until <= $7)`+due,
-		c.number, s.db.Time(x.lease), d.merchantID, d.id, string(d.state), d.attempts, s.db.Time(c.at))
+		c.number, s.db.Time(x.lease), d.merchantID, d.id, string(d.state), d.attempts, s.db.Time(c.at), s.db.NullTime(x.retryAt))
 	if err != nil {
 		return false, err
 	}
@@ -406,7 +418,8 @@ func (s *Service) finishTx(ctx context.Context, tx *sql.Tx, x finishInput) error
 }
 
 // interrupt records claimed attempt c as interrupted when the service stops
-// during it, and ends the lease so the next run need not wait for it.
+// during it, ends the lease and puts back the due time the claim moved
+// (claimInput.retryAt), so the next run need not wait for either.
 // Failing here only leaves the attempt "sending" until the lease is over,
 // when the next claim closes it, so the error is logged, not returned.
 func (s *Service) interrupt(d *target, c *claimed, reason string) {
@@ -418,9 +431,9 @@ func (s *Service) interrupt(d *target, c *claimed, reason string) {
 			stageInterrupted, reason, d.merchantID, c.id, stageSending); err != nil {
 			return err
 		}
-		_, err := tx.ExecContext(ctx, `UPDATE webhook_deliveries SET lease_until = NULL
+		_, err := tx.ExecContext(ctx, `UPDATE webhook_deliveries SET lease_until = NULL, next_attempt_at = $5
 			WHERE merchant_id = $1 AND id = $2 AND state = $3 AND attempts = $4`,
-			d.merchantID, d.id, string(d.state), c.number)
+			d.merchantID, d.id, string(d.state), c.number, s.db.NullTime(d.nextAttemptAt))
 		return err
 	})
 	if err != nil {

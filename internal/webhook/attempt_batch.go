@@ -37,11 +37,15 @@ type batches struct {
 }
 
 // claimInput is one claim: attempt c of delivery d as its caller read it,
-// leased until lease.
+// leased until lease. retryAt, unless zero, becomes the delivery's
+// next_attempt_at: when the next automatic attempt is due should this
+// one's process die during it. Only a claim that takes over a dead
+// process's attempt sets it (claimTx), never a batched one (claimMany).
 type claimInput struct {
-	d     *target
-	c     *claimed
-	lease time.Time
+	d       *target
+	c       *claimed
+	lease   time.Time
+	retryAt time.Time
 }
 
 // finishInput is one finish: the outcome of claimed attempt c of d, and
