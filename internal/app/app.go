@@ -98,23 +98,26 @@ func (c *Config) defaults() error {
 	return nil
 }
 
-// liveProblems names everything live mode lacks at once: the dashboard's
-// session secret and, when serving, the operators' variables (checked by
-// building the adapters, which sends nothing to an operator).
+// liveProblems names everything serving in live mode lacks at once (the
+// commands that serve, or check a configuration for serving, set
+// RequireOperator): the dashboard's session secret and the operators'
+// variables (checked by building the adapters, which sends nothing to an
+// operator). An administrative command needs neither: it signs no session
+// and pushes no payment.
 func (c *Config) liveProblems() error {
 	var problems []string
+	if !c.RequireOperator {
+		return nil
+	}
 	if len(c.SessionSecret) < dashboard.MinSecretBytes {
 		problems = append(problems, fmt.Sprintf("live mode needs MOMOPAY_SESSION_SECRET: set it to a random secret of at least %d bytes (e.g. openssl rand -base64 48)", dashboard.MinSecretBytes))
 	}
-	if c.RequireOperator {
-		probe := *c
-		probe.Logger = slog.New(slog.DiscardHandler) // wire logs its warnings once
-		set, err := (&App{cfg: probe}).liveOperators()
-		if err != nil {
-			problems = append(problems, err.Error())
-		} else {
-			set.close()
-		}
+	probe := *c
+	probe.Logger = slog.New(slog.DiscardHandler) // wire logs its warnings once
+	if set, err := (&App{cfg: probe}).liveOperators(); err != nil {
+		problems = append(problems, err.Error())
+	} else {
+		set.close()
 	}
 	if len(problems) > 0 {
 		return errors.New(strings.Join(problems, "; "))

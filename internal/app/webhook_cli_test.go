@@ -190,10 +190,14 @@ func TestWebhookCLIEndpoints(t *testing.T) {
 			t.Errorf("momopay %s: %v (stdout %q), want an error about %q", strings.Join(tt.args, " "), err, out, tt.want)
 		}
 	}
-	// MOMOPAY_MODE is honoured: live mode never registers an http URL.
+	// MOMOPAY_MODE is honoured: live mode never registers an http URL. An
+	// administrative command needs no session secret, even in live mode.
 	live := map[string]string{"MOMOPAY_DATABASE_URL": env["MOMOPAY_DATABASE_URL"], "MOMOPAY_MODE": "live"}
-	if _, err := run(t, live, "", "webhook", "create", "--merchant", merchant, "--url", rc.URL); err == nil {
-		t.Error("live mode accepted an http loopback URL")
+	if _, err := run(t, live, "", "webhook", "create", "--merchant", merchant, "--url", rc.URL); err == nil || !strings.Contains(err.Error(), "https") {
+		t.Errorf("live mode and an http loopback URL: %v, want a refusal asking for https", err)
+	}
+	if out, err := run(t, live, "", "webhook", "list", "--merchant", merchant); err != nil || !strings.Contains(out, "URL") {
+		t.Errorf("webhook list in live mode without a session secret: %v %q", err, out)
 	}
 }
 

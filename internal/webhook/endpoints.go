@@ -138,7 +138,7 @@ func (s *Service) endpointByID(ctx context.Context, merchantID, id string) (*sto
 func duplicateURL(id string) error {
 	field := "is registered already"
 	if id != "" {
-		field = fmt.Sprintf("is registered already, as endpoint %s: enable that one instead of adding a second", id)
+		field = fmt.Sprintf("is registered already, as endpoint %s: use that one (enable it if it is disabled) instead of adding a second", id)
 	}
 	return &payment.Error{Code: payment.EUNPROCESSABLE, Message: "this webhook URL " + field, Fields: map[string]string{"url": field}}
 }
