@@ -129,13 +129,32 @@ func ValidateURL(raw string, live bool) error {
 	if live && (host == "localhost" || strings.HasSuffix(host, ".localhost")) {
 		return errors.New("webhook URL must not point to localhost in live mode")
 	}
-	if addr, err := netip.ParseAddr(host); err == nil && !allowedAddr(addr, live) {
+	addr, err := netip.ParseAddr(host)
+	if err != nil && endsInNumber(host) {
+		// 2130706433, 0x7f.1 or 10.1 are no names: browsers and some
+		// resolvers read them as IPv4 addresses (127.0.0.1, 10.0.0.1),
+		// which the address check below would not see.
+		return errors.New("webhook URL must name its host, or give a full IP address (like 203.0.113.7), not a shortened or numeric form")
+	}
+	if err == nil && !allowedAddr(addr, live) {
 		if live {
 			return errors.New("webhook URL must not point to a private, loopback or link-local address in live mode")
 		}
 		return errors.New("webhook URL must not point to a private or link-local address (loopback is allowed in sandbox mode)")
 	}
 	return nil
+}
+
+// endsInNumber reports whether host's last label is a number (decimal, or
+// hexadecimal after 0x), which makes it an IPv4 address in the URL
+// standard's reading whatever else it holds: no top-level domain is
+// numeric.
+func endsInNumber(host string) bool {
+	last := host[strings.LastIndex(host, ".")+1:]
+	if hex, ok := strings.CutPrefix(last, "0x"); ok {
+		return strings.Trim(hex, "0123456789abcdef") == ""
+	}
+	return last != "" && strings.Trim(last, "0123456789") == ""
 }
 
 // maxIdleConns bounds the connections to receivers kept open between
