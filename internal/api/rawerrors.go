@@ -7,6 +7,8 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+
+	"github.com/google/uuid"
 )
 
 // EnvelopeErrors wraps the public listener so that the few answers Go's
@@ -100,6 +102,9 @@ func envelopeOf(p []byte) []byte {
 	var b bytes.Buffer
 	b.WriteString(proto + strconv.Itoa(status) + " " + http.StatusText(status) + "\r\n")
 	b.WriteString("Content-Type: application/json; charset=utf-8\r\nX-Content-Type-Options: nosniff\r\nCache-Control: no-store\r\n")
+	// A request id as on every other answer (none was logged: no handler
+	// ran), so that a client which records it always finds one.
+	b.WriteString("X-Request-Id: " + uuid.NewString() + "\r\n")
 	b.WriteString("Content-Length: " + strconv.Itoa(len(body)+1) + "\r\nConnection: close\r\n\r\n")
 	b.Write(body)
 	b.WriteByte('\n') // as writeJSON's encoder ends every body

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/momopay/momopay/internal/payment"
 	"github.com/momopay/momopay/internal/testserver"
 )
 
@@ -77,7 +78,8 @@ func TestMalformedRequestsGetTheEnvelope(t *testing.T) {
 		if c.status == 400 && e.Fields["request"] == "" {
 			t.Errorf("%s: a VALIDATION_ERROR without fields: %+v", c.name, e)
 		}
-		if resp.Header.Get("Content-Type") != "application/json; charset=utf-8" || resp.Header.Get("X-Content-Type-Options") != "nosniff" || !resp.Close {
+		if resp.Header.Get("Content-Type") != "application/json; charset=utf-8" || resp.Header.Get("X-Content-Type-Options") != "nosniff" || !resp.Close ||
+			!payment.ValidID(resp.Header.Get("X-Request-Id")) {
 			t.Errorf("%s: headers %v, close %v", c.name, resp.Header, resp.Close)
 		}
 	}
