@@ -88,6 +88,24 @@ func TestResponsesMatchOpenAPI(t *testing.T) {
 		})
 	}
 
+	// Headers over the server's limit: the HTTP layer's 431, in the
+	// envelope the document describes.
+	t.Run("GET /v1/transactions "+http.StatusText(http.StatusRequestHeaderFieldsTooLarge), func(t *testing.T) {
+		req, _ := http.NewRequest("GET", s.URL+"/v1/transactions", nil)
+		req.Header.Set("Authorization", "Bearer "+s.APIKey)
+		req.Header.Set("X-Big", strings.Repeat("a", 30<<10))
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusRequestHeaderFieldsTooLarge {
+			t.Fatalf("status %d, want 431: %.300s", resp.StatusCode, body)
+		}
+		validateResponse(t, router, req, resp, body)
+	})
+
 	// Last, as it limits this address: a flood of bad keys ends in 429s,
 	// which must carry retry_after. The limit refills with time, so on a
 	// slow machine the flood may need more than its burst to get there.
