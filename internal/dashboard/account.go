@@ -13,6 +13,7 @@ type accountPage struct {
 	layout
 	Error  string // catalogue key or domain message
 	Fields map[string]string
+	Wait   int // seconds until another try, for a throttled one
 }
 
 func (d *Dashboard) handleAccount() http.Handler {
@@ -39,8 +40,8 @@ func (d *Dashboard) handlePassword() http.Handler {
 		// sign-ins do: a stolen session must not be a way to guess the
 		// password at the server's speed.
 		if wait := d.byAccount.wait(s.User.Email, now); wait > 0 {
-			retryAfter(w, wait)
-			again(http.StatusTooManyRequests, "login.throttled", nil)
+			d.render(w, r, http.StatusTooManyRequests, "account", &accountPage{layout: layout{Title: "account.title", Nav: "account"},
+				Error: "login.throttled", Wait: retryAfter(w, wait)})
 			return
 		}
 		u, err := d.accounts.CheckPassword(r.Context(), s.User.Email, r.PostForm.Get("current"))

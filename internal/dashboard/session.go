@@ -109,7 +109,7 @@ func (d *Dashboard) issue(w http.ResponseWriter, s *team.Session, u *team.User, 
 	if err != nil {
 		return err
 	}
-	http.SetCookie(w, &http.Cookie{
+	setSessionCookie(w, &http.Cookie{
 		Name: SessionCookie, Value: token, Path: "/",
 		HttpOnly: true, Secure: true, SameSite: http.SameSiteStrictMode,
 	})
@@ -117,8 +117,24 @@ func (d *Dashboard) issue(w http.ResponseWriter, s *team.Session, u *team.User, 
 }
 
 func clearSessionCookie(w http.ResponseWriter) {
-	http.SetCookie(w, &http.Cookie{Name: SessionCookie, Value: "", Path: "/", MaxAge: -1,
+	setSessionCookie(w, &http.Cookie{Name: SessionCookie, Value: "", Path: "/", MaxAge: -1,
 		HttpOnly: true, Secure: true, SameSite: http.SameSiteStrictMode})
+}
+
+// setSessionCookie sets c as the answer's one session cookie: a handler
+// that starts or ends a session (a new password, signing out) replaces the
+// renewal the request's own session got on its way in, rather than send
+// two cookies of one name and rely on the browser keeping the last.
+func setSessionCookie(w http.ResponseWriter, c *http.Cookie) {
+	h := w.Header()
+	kept := h["Set-Cookie"][:0]
+	for _, v := range h["Set-Cookie"] {
+		if !strings.HasPrefix(v, SessionCookie+"=") {
+			kept = append(kept, v)
+		}
+	}
+	h["Set-Cookie"] = kept
+	http.SetCookie(w, c)
 }
 
 // parse checks a token's signature, algorithm and expiry.
@@ -217,6 +233,7 @@ type loginPage struct {
 	layout
 	Email   string
 	Message string // catalogue key of the error, if any
+	Wait    int    // seconds until another try, for a throttled one
 	// Next is the page to open once signed in (a local path), "" for the
 	// overview.
 	Next string
@@ -314,12 +331,13 @@ func (d *Dashboard) handleLogin() http.Handler {
 		}
 		email := team.NormalizeEmail(in.Email)
 		now, addr := d.now(), clientAddress(r)
+		waitSecs := 0 // when throttled
 		refuse := func(status int, key, message string) {
 			if asJSON {
 				writeProblem(w, status, "UNAUTHORIZED", message)
 				return
 			}
-			d.render(w, r, status, "login", &loginPage{layout: layout{Title: "login.title"}, Email: email, Message: key, Next: next})
+			d.render(w, r, status, "login", &loginPage{layout: layout{Title: "login.title"}, Email: email, Message: key, Wait: waitSecs, Next: next})
 		}
 		if len(email) > 254 || len(in.Password) > 1024 {
 			refuse(http.StatusUnauthorized, "login.failed", "wrong email or password")
@@ -332,6 +350,7 @@ func (d *Dashboard) handleLogin() http.Handler {
 					"message": "too many failed sign-ins; retry after retry_after seconds", "status": http.StatusTooManyRequests, "retry_after": retry}})
 				return
 			}
+			waitSecs = retry
 			refuse(http.StatusTooManyRequests, "login.throttled", "")
 			return
 		}

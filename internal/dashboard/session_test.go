@@ -195,6 +195,21 @@ func TestSessionRenewalAndLifetime(t *testing.T) {
 			if !br.signedOut() {
 				t.Error("a busy session outlived its absolute lifetime")
 			}
+
+			// A password change on a token due for renewal: one session
+			// cookie in the answer (the new session's), not the renewal too.
+			br = b.login(b.owner.Email)
+			clock.Advance(2 * time.Minute)
+			r = br.postForm("/account/password", url.Values{"current": {password}, "new": {"an entirely new password"}})
+			n := 0
+			for _, c := range r.header.Values("Set-Cookie") {
+				if strings.HasPrefix(c, dashboard.SessionCookie+"=") {
+					n++
+				}
+			}
+			if r.status != http.StatusSeeOther || n != 1 || br.signedOut() {
+				t.Errorf("password change: %d with %d session cookies, want 303 with 1 that keeps this browser signed in", r.status, n)
+			}
 		})
 	}
 }
@@ -341,6 +356,11 @@ func TestLoginThrottle(t *testing.T) {
 		if secs, _ := strconv.Atoi(r.header.Get("Retry-After")); secs < 1 || secs > 30 || env.Error.RetryAfter != secs {
 			t.Errorf("Retry-After %q and retry_after %d, want the same 1 to 30 seconds", r.header.Get("Retry-After"), env.Error.RetryAfter)
 		}
+		// The sign-in page says so in words.
+		page := b.browser().postForm("/auth/login", url.Values{"email": {b.owner.Email}, "password": {password}})
+		if want := "Try again in " + page.header.Get("Retry-After") + " seconds"; page.status != http.StatusTooManyRequests || !strings.Contains(page.body, want) {
+			t.Errorf("the throttled sign-in page: %d, want it to say %q", page.status, want)
+		}
 		// …while another account signs in from the same address.
 		other := b.addUser(b.s.MerchantID, "other@example.com", team.Viewer)
 		b.login(other.Email)
@@ -362,8 +382,9 @@ func TestPasswordChangeThrottle(t *testing.T) {
 			}
 		}
 		r := change(password)
-		if r.status != http.StatusTooManyRequests || r.header.Get("Retry-After") == "" {
-			t.Errorf("after 10 wrong current passwords, the right one: %d, Retry-After %q; want 429", r.status, r.header.Get("Retry-After"))
+		if r.status != http.StatusTooManyRequests || r.header.Get("Retry-After") == "" ||
+			!strings.Contains(r.body, "Try again in "+r.header.Get("Retry-After")+" seconds") {
+			t.Errorf("after 10 wrong current passwords, the right one: %d, Retry-After %q; want 429 saying when", r.status, r.header.Get("Retry-After"))
 		}
 		if u, _ := b.s.App.Users.CheckPassword(context.Background(), b.owner.Email, password); u == nil {
 			t.Error("the password changed while the account was throttled")
