@@ -343,7 +343,9 @@ func (d *Dashboard) handleLogin() http.Handler {
 			refuse(http.StatusUnauthorized, "login.failed", "wrong email or password")
 			return
 		}
-		if wait := max(d.byAddress.wait(addr, now), d.byAccount.wait(email, now)); wait > 0 {
+		device := d.trustedDevice(r, email)
+		attempts := attemptsKey(email, device)
+		if wait := max(d.byAddress.wait(addr, now), d.byAccount.wait(attempts, now)); wait > 0 {
 			retry := retryAfter(w, wait)
 			if asJSON {
 				writeJSON(w, http.StatusTooManyRequests, map[string]any{"error": map[string]any{"code": "RATE_LIMITED",
@@ -361,7 +363,7 @@ func (d *Dashboard) handleLogin() http.Handler {
 		}
 		if u == nil {
 			d.byAddress.fail(addr, now)
-			d.byAccount.fail(email, now)
+			d.byAccount.fail(attempts, now)
 			if known, err := d.accounts.ByEmail(r.Context(), email); err == nil {
 				d.audit(r.Context(), team.AuditEntry{MerchantID: known.MerchantID, Email: email,
 					Action: team.ActionSignInFailed, Target: email, Address: addr, At: now})
@@ -375,8 +377,12 @@ func (d *Dashboard) handleLogin() http.Handler {
 			d.fail(w, r, err)
 			return
 		}
-		d.byAccount.forget(email)
+		d.byAccount.forget(attempts)
 		if err := d.issue(w, row, u, now); err != nil {
+			d.fail(w, r, err)
+			return
+		}
+		if err := d.trustDevice(w, email, device, now); err != nil {
 			d.fail(w, r, err)
 			return
 		}

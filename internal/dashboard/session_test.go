@@ -335,7 +335,7 @@ func TestLoginThrottle(t *testing.T) {
 		for range 9 {
 			b.browser().postJSON("/auth/login", `{"email":"`+b.owner.Email+`","password":"wrong password!"}`)
 		}
-		b.login(b.owner.Email)
+		trusted := b.login(b.owner.Email) // it keeps its device cookie
 		for i := range 10 {
 			if r := b.browser().postJSON("/auth/login", `{"email":"`+b.owner.Email+`","password":"wrong password!"}`); r.status != http.StatusUnauthorized {
 				t.Fatalf("failure %d: %d", i, r.status)
@@ -355,6 +355,20 @@ func TestLoginThrottle(t *testing.T) {
 		json.Unmarshal([]byte(r.body), &env)
 		if secs, _ := strconv.Atoi(r.header.Get("Retry-After")); secs < 1 || secs > 30 || env.Error.RetryAfter != secs {
 			t.Errorf("Retry-After %q and retry_after %d, want the same 1 to 30 seconds", r.header.Get("Retry-After"), env.Error.RetryAfter)
+		}
+		// A browser that signed in to the account before is not locked out
+		// by the guesser's failures; its own failures count against it alone.
+		right, wrong := `{"email":"`+b.owner.Email+`","password":"`+password+`"}`, `{"email":"`+b.owner.Email+`","password":"wrong password!"}`
+		if r := trusted.postJSON("/auth/login", right); r.status != http.StatusOK {
+			t.Errorf("the user's own browser while the account is throttled: %d %s", r.status, r.body)
+		}
+		for i := range 10 {
+			if r := trusted.postJSON("/auth/login", wrong); r.status != http.StatusUnauthorized {
+				t.Fatalf("the trusted browser's failure %d: %d", i, r.status)
+			}
+		}
+		if r := trusted.postJSON("/auth/login", right); r.status != http.StatusTooManyRequests {
+			t.Errorf("the trusted browser after 10 failures of its own: %d, want 429", r.status)
 		}
 		// The sign-in page says so in words.
 		page := b.browser().postForm("/auth/login", url.Values{"email": {b.owner.Email}, "password": {password}})
