@@ -186,6 +186,9 @@ func NewHTTPClient(live bool, timeout time.Duration) *http.Client {
 	// transport keeps 2 idle per host: with dozens of workers sending to
 	// one merchant's endpoint, every other attempt opened (and left in
 	// TIME_WAIT) a new TCP connection, and a TLS handshake in live mode.
+	// No Accept-Encoding: gzip of Go's own: a delivery carries the
+	// documented headers only, and an answer is read for its first KiB.
+	transport.DisableCompression = true
 	transport.MaxIdleConns = maxIdleConns
 	transport.MaxIdleConnsPerHost = maxIdleConns
 	return &http.Client{
