@@ -268,6 +268,11 @@ func ParseURL(url string) (Dialect, string, error) {
 	if m := urlScheme.FindStringSubmatch(url); m != nil {
 		switch strings.ToLower(m[1]) {
 		case "postgres", "postgresql":
+			if strings.Count(url, "@") > 1 || strings.Contains(url, "#") {
+				// Read as a URL, the password's end would land in the host
+				// or the database name, and from there in error messages.
+				return "", "", fmt.Errorf("PostgreSQL URL %s: percent-encode @, / and # in the user name and password (%%40, %%2F, %%23), or use host=... password=... instead", Redact(url))
+			}
 			return Postgres, url, nil
 		case "sqlite", "sqlite3", "file":
 			path := url[len(m[0]):]
@@ -280,7 +285,7 @@ func ParseURL(url string) (Dialect, string, error) {
 	}
 	if m := kvPair.FindStringSubmatch(url); m != nil {
 		if !pgKeywords[strings.ToLower(m[1])] {
-			return "", "", fmt.Errorf("database %q looks like a key=value connection string, but %q is not a PostgreSQL parameter (host, port, dbname, user, ...); for a SQLite file whose name has \"=\" in it, write sqlite:PATH", url, m[1])
+			return "", "", fmt.Errorf("database %q looks like a key=value connection string, but %q is not a PostgreSQL parameter (host, port, dbname, user, ...); for a SQLite file whose name has \"=\" in it, write sqlite:PATH", Redact(url), m[1])
 		}
 		return Postgres, url, nil
 	}
@@ -311,10 +316,19 @@ func Durable(url string) string {
 	return url + "?_pragma=synchronous(FULL)"
 }
 
-// Redact hides the password of a database address, for messages.
+// Redact hides the password of a database address, for messages. A URL
+// that does not parse as one (a password holding an unescaped '#', '/' or
+// '@', a space in the host) still has its whole user part hidden:
+// everything between "://" and the last '@'.
 func Redact(dsn string) string {
-	if u, err := neturl.Parse(dsn); err == nil && u.Scheme != "" {
+	if u, err := neturl.Parse(dsn); err == nil && u.Scheme != "" && strings.Count(dsn, "@") <= 1 {
 		return u.Redacted()
+	}
+	if scheme, rest, ok := strings.Cut(dsn, "://"); ok {
+		if at := strings.LastIndex(rest, "@"); at >= 0 {
+			return scheme + "://xxxxx" + rest[at:]
+		}
+		return dsn
 	}
 	return pgPassword.ReplaceAllString(dsn, "password=xxxxx")
 }

@@ -1,0 +1,54 @@
+package store
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestRedact: no password of a database address reaches a message, also
+// when the address does not parse as a URL.
+func TestRedact(t *testing.T) {
+	for dsn, want := range map[string]string{
+		"postgres://u:hunter2@127.0.0.1:5432/x":         "postgres://u:xxxxx@127.0.0.1:5432/x",
+		"postgres://u:hun#ter2@127.0.0.1:5432/x":        "postgres://xxxxx@127.0.0.1:5432/x",
+		"postgres://u:hunter2@bad host/x":               "postgres://xxxxx@bad host/x",
+		"postgres://u:p@ss/w0rd@db.internal/x?ssl=true": "postgres://xxxxx@db.internal/x?ssl=true",
+		"host=db user=u password=hunter2 dbname=x":      "host=db user=u password=xxxxx dbname=x",
+		"host=db user=u password='hun ter2' dbname=x":   "host=db user=u password=xxxxx dbname=x",
+		"postgres://127.0.0.1/x":                        "postgres://127.0.0.1/x",
+		"file:/var/lib/momopay/momopay.db?_pragma=x(1)": "file:/var/lib/momopay/momopay.db?_pragma=x(1)",
+	} {
+		got := Redact(dsn)
+		if got != want {
+			t.Errorf("Redact(%q) = %q, want %q", dsn, got, want)
+		}
+		for _, secret := range []string{"hunter2", "hun#ter2", "hun ter2", "p@ss/w0rd", "ter2"} {
+			if strings.Contains(dsn, secret) && strings.Contains(got, secret) {
+				t.Errorf("Redact(%q) = %q still holds %q", dsn, got, secret)
+			}
+		}
+	}
+}
+
+// TestParseURLKeepsPasswordsOut: addresses refused by ParseURL do not
+// quote their passwords; a PostgreSQL URL whose password would spill into
+// the host or database name is refused, saying how to write it.
+func TestParseURLKeepsPasswordsOut(t *testing.T) {
+	for _, dsn := range []string{
+		"postgres://u:p@ss/w0rd@127.0.0.1:5432/x",
+		"postgres://u:hun#ter2@127.0.0.1:5432/x",
+		"hostx=db password=w0rd dbname=x",
+	} {
+		_, _, err := ParseURL(dsn)
+		if err == nil {
+			t.Errorf("ParseURL(%q) accepted it", dsn)
+			continue
+		}
+		if msg := err.Error(); strings.Contains(msg, "w0rd") || strings.Contains(msg, "ter2") {
+			t.Errorf("ParseURL(%q): %s", dsn, msg)
+		}
+	}
+	if _, _, err := ParseURL("postgres://u:p%40ss%2Fw0rd@127.0.0.1:5432/x"); err != nil {
+		t.Errorf("a percent-encoded password: %v", err)
+	}
+}
