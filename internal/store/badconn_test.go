@@ -3,8 +3,10 @@ package store_test
 import (
 	"context"
 	"database/sql"
+	"strings"
 	"testing"
 
+	"github.com/momopay/momopay/internal/store"
 	"github.com/momopay/momopay/internal/testdb"
 )
 
@@ -67,5 +69,39 @@ func TestTransactionOutlivesDroppedConnections(t *testing.T) {
 		if err != nil {
 			t.Errorf("transaction %d after the connections were dropped: %v", i, err)
 		}
+	}
+}
+
+// TestRefusedConnectionIsUnavailable: PostgreSQL refusing new connections
+// to the database (ALLOW_CONNECTIONS false, as during maintenance), with
+// the pool's connections ended: the error a query then gets is one the
+// API answers with 503, not 500.
+func TestRefusedConnectionIsUnavailable(t *testing.T) {
+	url := testdb.URL(t, "postgres")
+	db := openURL(t, url)
+	ctx := context.Background()
+	var name string
+	if err := db.QueryRowContext(ctx, `SELECT current_database()`).Scan(&name); err != nil {
+		t.Fatal(err)
+	}
+	admin, err := sql.Open("pgx", testdb.DefaultAdminURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close()
+	quoted := `"` + strings.ReplaceAll(name, `"`, `""`) + `"`
+	if _, err := admin.ExecContext(ctx, `ALTER DATABASE `+quoted+` ALLOW_CONNECTIONS false`); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { admin.ExecContext(context.Background(), `ALTER DATABASE `+quoted+` ALLOW_CONNECTIONS true`) })
+	if _, err := admin.ExecContext(ctx, `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1`, name); err != nil {
+		t.Fatal(err)
+	}
+	err = db.QueryRowContext(ctx, `SELECT 1`).Scan(new(int))
+	if err == nil {
+		t.Fatal("a query went through while the database refused connections")
+	}
+	if !store.Unavailable(err) {
+		t.Errorf("refused connection: %v; want it judged unavailable", err)
 	}
 }

@@ -16,7 +16,8 @@ import (
 
 // Unavailable reports whether err means the database could not be used
 // just now, rather than that the query or the data is wrong: PostgreSQL
-// unreachable, restarting, out of connections, or a connection cut in the
+// unreachable, restarting, out of connections, refusing new ones, or a
+// connection cut in the
 // middle of a query; SQLite locked by another process for longer than the
 // busy timeout. Such an error left nothing half-written (every write is one
 // database transaction, which either committed or did not), and the same
@@ -25,6 +26,13 @@ import (
 func Unavailable(err error) bool {
 	if err == nil {
 		return false
+	}
+	// First: a connection that could not be made is "not now" whatever
+	// PostgreSQL said while refusing it (not accepting connections, no
+	// such database, authentication failed): a PgError inside it would
+	// otherwise be judged by the codes below, and answer 500.
+	if _, ok := errors.AsType[*pgconn.ConnectError](err); ok {
+		return true
 	}
 	if pgErr, ok := errors.AsType[*pgconn.PgError](err); ok {
 		return unavailableSQLState(pgErr.Code)
@@ -35,9 +43,6 @@ func Unavailable(err error) bool {
 			return true
 		}
 		return false
-	}
-	if _, ok := errors.AsType[*pgconn.ConnectError](err); ok {
-		return true
 	}
 	if _, ok := errors.AsType[net.Error](err); ok {
 		return true
