@@ -3,8 +3,11 @@ package store_test
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"strings"
 	"testing"
+
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/momopay/momopay/internal/store"
 	"github.com/momopay/momopay/internal/testdb"
@@ -89,6 +92,7 @@ func TestRefusedConnectionIsUnavailable(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer admin.Close()
+	db.SetMaxIdleConns(0) // the next query needs a new connection
 	quoted := `"` + strings.ReplaceAll(name, `"`, `""`) + `"`
 	if _, err := admin.ExecContext(ctx, `ALTER DATABASE `+quoted+` ALLOW_CONNECTIONS false`); err != nil {
 		t.Fatal(err)
@@ -98,6 +102,9 @@ func TestRefusedConnectionIsUnavailable(t *testing.T) {
 		t.Fatal(err)
 	}
 	err = db.QueryRowContext(ctx, `SELECT 1`).Scan(new(int))
+	if pgErr, ok := errors.AsType[*pgconn.PgError](err); !ok || pgErr.Code != "55000" {
+		t.Fatalf("the query got %v, want PostgreSQL's refusal of a new connection (55000)", err)
+	}
 	if err == nil {
 		t.Fatal("a query went through while the database refused connections")
 	}
