@@ -361,6 +361,11 @@ func TestServeRefusesBadSettings(t *testing.T) {
 		{map[string]string{"MOMOPAY_RATE_BURST": "-3"}, nil, "--rate-burst -3 is out of range"},
 		{nil, []string{"--addr", "127.0.0.1:99999"}, `--addr "127.0.0.1:99999" is not a listen address`},
 		{nil, []string{"--addr", "8080"}, `--addr "8080" is not a listen address`},
+		{nil, []string{"--admin-addr", "nope"}, `--admin-addr "nope" is not a listen address`},
+		{map[string]string{"MOMOPAY_ADMIN_ADDR": "127.0.0.1:99999"}, nil, `--admin-addr "127.0.0.1:99999" is not a listen address`},
+		// Two bad settings of the same kind, both named.
+		{nil, []string{"--log-format", "xml", "--log-level", "loud"}, "--log-format"},
+		{nil, []string{"--log-format", "xml", "--log-level", "loud"}, "--log-level"},
 		{nil, []string{"--shutdown-grace", "0s"}, "--shutdown-grace 0s is out of range"},
 		{map[string]string{"MOMOPAY_SHUTDOWN_GRACE": "11m"}, nil, "--shutdown-grace 11m0s is out of range"},
 		{nil, []string{"--redis-url", "http://127.0.0.1:6379"}, "--redis-url http://127.0.0.1:6379 is not a Redis URL"},

@@ -79,6 +79,7 @@ type configCheck struct {
 var configChecks = []configCheck{
 	{run: checkMode},
 	{run: checkAddr},
+	{run: checkAdminAddr},
 	{run: checkPendingTTL},
 	{run: checkRateLimit},
 	{run: checkShutdownGrace},
@@ -142,18 +143,28 @@ func checkLiveMode(_ context.Context, s settings) []string {
 	return nil
 }
 func checkAddr(_ context.Context, s settings) []string {
-	addr := s.str("addr")
-	_, port, err := net.SplitHostPort(addr)
-	if err == nil {
-		var n uint64
-		if n, err = strconv.ParseUint(port, 10, 16); err == nil && port != "0" && n == 0 {
-			err = errors.New("no port")
-		}
-	}
-	if err != nil {
+	if addr := s.str("addr"); !listenAddress(addr) {
 		return []string{fmt.Sprintf("--addr %q is not a listen address: give HOST:PORT, e.g. 127.0.0.1:8080 or :8080 (env MOMOPAY_ADDR)", addr)}
 	}
 	return nil
+}
+
+func checkAdminAddr(_ context.Context, s settings) []string {
+	if addr := s.str("admin-addr"); addr != "off" && !listenAddress(addr) {
+		return []string{fmt.Sprintf("--admin-addr %q is not a listen address: give HOST:PORT, e.g. 127.0.0.1:9090, or off (env MOMOPAY_ADMIN_ADDR)", addr)}
+	}
+	return nil
+}
+
+// listenAddress reports whether addr is HOST:PORT with a port from 0 to
+// 65535 (0: any free port).
+func listenAddress(addr string) bool {
+	_, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	_, err = strconv.ParseUint(port, 10, 16)
+	return err == nil
 }
 
 func checkPendingTTL(_ context.Context, s settings) []string {

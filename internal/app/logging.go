@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -19,6 +20,7 @@ const (
 // level (debug, info, warn, error) and above. An empty format means JSON
 // unless w is a terminal, where a person reads text more easily.
 func NewLogger(w io.Writer, format, level string) (*slog.Logger, error) {
+	var problems []error // both named at once when both are wrong
 	var lv slog.Level
 	switch strings.ToLower(level) {
 	case "debug":
@@ -30,7 +32,7 @@ func NewLogger(w io.Writer, format, level string) (*slog.Logger, error) {
 	case "error":
 		lv = slog.LevelError
 	default:
-		return nil, fmt.Errorf("--log-level %q is not a level: use debug, info, warn or error (env MOMOPAY_LOG_LEVEL)", level)
+		problems = append(problems, fmt.Errorf("--log-level %q is not a level: use debug, info, warn or error (env MOMOPAY_LOG_LEVEL)", level))
 	}
 	if format == "" {
 		format = LogJSON
@@ -38,14 +40,17 @@ func NewLogger(w io.Writer, format, level string) (*slog.Logger, error) {
 			format = LogText
 		}
 	}
+	if format != LogJSON && format != LogText {
+		problems = append(problems, fmt.Errorf("--log-format %q is not a format: use json or text (env MOMOPAY_LOG_FORMAT)", format))
+	}
+	if len(problems) > 0 {
+		return nil, errors.Join(problems...)
+	}
 	opts := &slog.HandlerOptions{Level: lv}
-	switch format {
-	case LogJSON:
-		return slog.New(slog.NewJSONHandler(w, opts)), nil
-	case LogText:
+	if format == LogText {
 		return slog.New(slog.NewTextHandler(w, opts)), nil
 	}
-	return nil, fmt.Errorf("--log-format %q is not a format: use json or text (env MOMOPAY_LOG_FORMAT)", format)
+	return slog.New(slog.NewJSONHandler(w, opts)), nil
 }
 
 // isTerminal reports whether w is a character device (a terminal), with
@@ -66,7 +71,7 @@ func checkLogging(_ context.Context, s settings) []string {
 		return nil
 	}
 	if _, err := NewLogger(io.Discard, s.str("log-format"), s.str("log-level")); err != nil {
-		return []string{err.Error()}
+		return strings.Split(err.Error(), "\n") // errors.Join's lines, one problem each
 	}
 	return nil
 }
