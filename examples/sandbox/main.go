@@ -3,7 +3,7 @@
 // outcome, and prints the event.
 //
 // Start momopay in sandbox mode, create an API key, register
-// http://127.0.0.1:9090/webhook as a webhook endpoint (the dashboard shows its
+// http://127.0.0.1:8000/webhook as a webhook endpoint (the dashboard shows its
 // whsec_ secret), then:
 //
 //	export MOMOPAY_URL=http://127.0.0.1:8080
@@ -46,12 +46,15 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	baseURL := fs.String("url", envOr(getenv, "MOMOPAY_URL", client.DefaultBaseURL), "momopay base URL (env MOMOPAY_URL)")
 	apiKey := fs.String("key", getenv("MOMOPAY_API_KEY"), "API key (env MOMOPAY_API_KEY)")
 	secret := fs.String("secret", getenv("MOMOPAY_WEBHOOK_SECRET"), "webhook endpoint secret (env MOMOPAY_WEBHOOK_SECRET); empty = poll instead")
-	listen := fs.String("listen", "127.0.0.1:9090", "address of the local webhook receiver")
+	// Not 9090: momopay serve's own admin listener is there by default.
+	listen := fs.String("listen", "127.0.0.1:8000", "address of the local webhook receiver")
 	phone := fs.String("phone", "+23560000001", "payer number (sandbox test numbers choose the outcome)")
 	amount := fs.Int64("amount", 2500, "amount in XAF")
 	operator := fs.String("operator", string(client.OperatorAirtel), "AIRTEL or MOOV")
 	wait := fs.Duration("wait", 2*time.Minute, "how long to wait for the outcome")
-	if err := fs.Parse(args); err != nil {
+	if err := fs.Parse(args); errors.Is(err, flag.ErrHelp) {
+		return nil // -h printed the usage: not a failure
+	} else if err != nil {
 		return err
 	}
 	if *apiKey == "" {

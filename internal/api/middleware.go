@@ -216,11 +216,11 @@ func (s *Server) requireKey(next http.Handler) http.Handler {
 			return
 		}
 		s.knownKeys.add(digest)
+		NoteMerchant(r.Context(), merchant) // a 429 below is the merchant's too
 		if wait, ok := s.keyLimits.Take(r.Context(), keyID, now); !ok {
 			writeRateLimited(w, wait, "too many requests for this API key; retry after retry_after seconds")
 			return
 		}
-		NoteMerchant(r.Context(), merchant)
 		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), ctxMerchantID, merchant)))
 	})
 }
