@@ -27,8 +27,9 @@ const (
 	// DefaultTimeout bounds each attempt, so a hung connection turns into a
 	// retryable NETWORK_ERROR instead of blocking forever.
 	DefaultTimeout = 30 * time.Second
-	// DefaultMaxRetryWait caps the pause between attempts, whatever
-	// retry_after the service asks for.
+	// DefaultMaxRetryWait is the longest pause between attempts. A failure
+	// whose retry_after is longer is returned at once: retrying before the
+	// service asked would only meet the same refusal.
 	DefaultMaxRetryWait = 10 * time.Second
 )
 
@@ -38,6 +39,9 @@ const maxResponseBytes = 8 << 20
 
 // Client calls the momopay public API with one merchant's API key. It is safe
 // for concurrent use; create one and share it.
+//
+// Create it with New: the zero value has no HTTP client or base URL, and its
+// methods panic.
 type Client struct {
 	apiKey       string
 	baseURL      string
@@ -74,9 +78,16 @@ func New(apiKey string, opts ...Option) *Client {
 }
 
 // WithBaseURL points the client at a momopay deployment, e.g.
-// "https://api.example.td". A trailing slash is ignored.
+// "https://api.example.td". A trailing slash is ignored. An empty value
+// keeps DefaultBaseURL, so an unset environment variable
+// (WithBaseURL(os.Getenv("MOMOPAY_URL"))) means the local sandbox rather
+// than a client whose every call fails.
 func WithBaseURL(u string) Option {
-	return func(c *Client) { c.baseURL = strings.TrimRight(u, "/") }
+	return func(c *Client) {
+		if u = strings.TrimRight(u, "/"); u != "" {
+			c.baseURL = u
+		}
+	}
 }
 
 // WithHTTPClient supplies the *http.Client used for every request, for
@@ -113,8 +124,11 @@ func WithMaxRetries(n int) Option {
 	return func(c *Client) { c.maxRetries = max(n, 0) }
 }
 
-// WithMaxRetryWait caps the pause between attempts, for callers that would
-// rather fail fast than honour a long retry_after.
+// WithMaxRetryWait sets the longest pause between attempts
+// (DefaultMaxRetryWait), for callers that would rather fail fast than honour
+// a long retry_after. A failure whose retry_after exceeds it is returned at
+// once, with Error.RetryAfter saying when to try again: retrying sooner than
+// the service asked would fail the same way.
 func WithMaxRetryWait(d time.Duration) Option {
 	return func(c *Client) { c.maxRetryWait = max(d, 0) }
 }
@@ -130,7 +144,7 @@ func (c *Client) call(ctx context.Context, method, path string, query url.Values
 	var body []byte
 	if in != nil {
 		if body, err = json.Marshal(in); err != nil {
-			return 0, fmt.Errorf("momopay: encoding request: %w", err)
+			return 0, invalidRequest("encoding the request", err)
 		}
 	}
 	for attempt := 1; ; attempt++ {
@@ -138,15 +152,16 @@ func (c *Client) call(ctx context.Context, method, path string, query url.Values
 		if err == nil {
 			return attempt, nil
 		}
-		wait, ok := c.retryDelay(ctx, err, attempt)
-		if !ok {
-			return attempt, err
+		if wait, ok := c.retryDelay(ctx, err, attempt); ok && c.sleep(ctx, wait) == nil {
+			continue
 		}
-		if c.sleep(ctx, wait) != nil {
-			// The caller gave up while we waited; the last failure says
-			// more about what went wrong than context.Canceled does.
-			return attempt, err
+		if ctxErr := ctx.Err(); ctxErr != nil {
+			// The caller gave up before the next attempt: keep the last
+			// failure, which says what went wrong, but let it match the
+			// context's error too, which says why we stopped.
+			return attempt, interrupted(err, ctxErr)
 		}
+		return attempt, err
 	}
 }
 
@@ -164,7 +179,7 @@ func (c *Client) attempt(ctx context.Context, method, u string, body []byte, out
 	}
 	req, err := http.NewRequestWithContext(ctx, method, u, rd)
 	if err != nil {
-		return fmt.Errorf("momopay: building request (check the base URL): %w", err)
+		return invalidRequest("building the request (check the base URL)", err)
 	}
 	req.Header.Set("Authorization", "Bearer "+c.apiKey)
 	req.Header.Set("Accept", "application/json")

@@ -25,6 +25,7 @@ const (
 	phoneFailure     = "+23560000002" // refuses after ~2 s
 	phoneNoAnswer    = "+23560000003" // stays PENDING until expires_at
 	phoneUnavailable = "+23560000005" // the operator refuses the push: 503
+	phoneByHand      = "+23566000001" // PENDING until answered (App.AnswerSandboxPayment)
 )
 
 func TestAgainstServer(t *testing.T) {
@@ -43,6 +44,7 @@ func TestAgainstServer(t *testing.T) {
 				"RecoverLostCreate":      testRecoverLostCreate,
 				"RetryMeetsOtherPayment": testRetryMeetsOtherPayment,
 				"ListAndIterate":         testListAndIterate,
+				"IterateWhileSettling":   testIterateWhileSettling,
 			} {
 				t.Run(name, func(t *testing.T) {
 					t.Parallel()
@@ -52,6 +54,10 @@ func TestAgainstServer(t *testing.T) {
 			t.Run("NetworkError", func(t *testing.T) {
 				t.Parallel()
 				testNetworkError(t, engine)
+			})
+			t.Run("IterateWithinOneInstant", func(t *testing.T) {
+				t.Parallel()
+				testIterateWithinOneInstant(t, engine)
 			})
 		})
 	}

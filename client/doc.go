@@ -44,22 +44,30 @@
 // invalid fields, retry_after and request id. Match kinds with errors.Is and
 // the Err sentinels (errors.Is(err, client.ErrNotFound)); read details with
 // errors.As. When the API cannot be reached the code is NETWORK_ERROR and the
-// transport error is wrapped, never returned bare.
+// transport error is wrapped, never returned bare; a request the client
+// cannot build (a malformed base URL) is INVALID_REQUEST, and nothing is
+// sent.
 //
 // Transient failures (network errors, 429, 502, 503, 504) are retried up to
-// WithMaxRetries times, waiting the retry_after the service asks for (capped
-// by WithMaxRetryWait) and never past the context's deadline. Nothing else is
-// retried, because repeating it would give the same answer.
+// WithMaxRetries times, waiting the retry_after the service asks for and never
+// past the context's deadline. A retry_after longer than WithMaxRetryWait
+// (10 s by default) is not cut short: the failure is returned at once with
+// its RetryAfter, as an early retry would be refused too. Nothing else is
+// retried, because repeating it would give the same answer. If the context
+// ends while the client waits to retry, the last failure is returned and
+// also matches the context's error (errors.Is(err, context.Canceled)).
 //
 // # Receiving webhooks
 //
 // Mount WebhookHandler on the URL registered for the merchant (see
 // Example_webhookReceiver), or call VerifyWebhook from your own handler with
 // the raw, unparsed body. Both check X-Service-Signature (HMAC-SHA256 keyed
-// with the whole "whsec_..." secret string) and, when present, the Standard
-// Webhooks headers, signed with the bytes whose base64 follows "whsec_",
-// which bind a timestamp to the body and so reject replays. Deliveries are
-// at least once; WebhookHandler skips a delivery id it has already handled.
+// with the whole "whsec_..." secret string) and require the Standard Webhooks
+// headers, which momopay sends on every delivery, signed with the bytes whose
+// base64 follows "whsec_": they bind a timestamp and the delivery id to the
+// body, so a delivery replayed later, or stripped of them, is refused.
+// Deliveries are at least once; WebhookHandler skips a delivery id (the
+// signed webhook-id) it has already handled.
 //
 // # What it must not do
 //

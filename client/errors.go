@@ -2,6 +2,7 @@ package client
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -10,8 +11,9 @@ import (
 )
 
 // Error codes carried by *Error. The API returns the first group in its error
-// envelope (docs/api.md, Errors); the client itself produces CodeNetwork and
-// CodeUnexpectedResponse, so every failure can be handled with one switch.
+// envelope (docs/api.md, Errors); the client itself produces CodeNetwork,
+// CodeUnexpectedResponse and CodeInvalidRequest, so every failure can be
+// handled with one switch.
 const (
 	// CodeValidation means the request was refused for its content: a
 	// malformed field (HTTP 400) or a well-formed but disallowed value (422).
@@ -44,6 +46,11 @@ const (
 	// momopay API envelope, such as a proxy's HTML error page or a wrong
 	// base URL. Error.Status holds the HTTP status that was received.
 	CodeUnexpectedResponse = "UNEXPECTED_RESPONSE"
+	// CodeInvalidRequest means the client could not build the request, so
+	// nothing was sent: usually a malformed base URL (see WithBaseURL). It
+	// is never retried, as building it again fails the same way; the
+	// cause is available via Unwrap.
+	CodeInvalidRequest = "INVALID_REQUEST"
 )
 
 // Sentinels for errors.Is. They match any *Error with the same Code, so
@@ -61,6 +68,7 @@ var (
 	ErrInternal           = &Error{Code: CodeInternal}
 	ErrNetwork            = &Error{Code: CodeNetwork}
 	ErrUnexpectedResponse = &Error{Code: CodeUnexpectedResponse}
+	ErrInvalidRequest     = &Error{Code: CodeInvalidRequest}
 )
 
 // Error is the only error type the API methods return, so one errors.As
@@ -110,8 +118,12 @@ func (e *Error) Error() string {
 }
 
 // Unwrap exposes the transport failure behind a NETWORK_ERROR (or the decode
-// failure behind UNEXPECTED_RESPONSE), so errors.Is(err,
-// context.DeadlineExceeded) and errors.As(err, **net.OpError) keep working.
+// failure behind UNEXPECTED_RESPONSE, the build failure behind
+// INVALID_REQUEST), so errors.Is(err, context.DeadlineExceeded) and
+// errors.As(err, **net.OpError) keep working. When the context ended while
+// the client waited to retry, it also gives the context's error, so
+// errors.Is(err, context.Canceled) holds while Code still tells what the
+// last attempt met.
 func (e *Error) Unwrap() error { return e.cause }
 
 // Is reports whether target is an *Error with the same Code, which is what
@@ -157,6 +169,27 @@ func errorFromResponse(resp *http.Response, body []byte) *Error {
 // networkError wraps a transport failure so callers see one error type.
 func networkError(err error) *Error {
 	return &Error{Code: CodeNetwork, Message: "cannot reach the momopay API: " + err.Error(), cause: err}
+}
+
+// invalidRequest reports a request the client could not build; nothing was
+// sent.
+func invalidRequest(what string, err error) *Error {
+	return &Error{Code: CodeInvalidRequest, Message: what + ": " + err.Error(), cause: err}
+}
+
+// interrupted is the last attempt's failure once ctx has ended before the
+// next attempt: its Code and details stay (they say what went wrong), and
+// it also matches ctx's error, which is why the call stopped. A failure
+// that already wraps it (a request cut off by the cancellation) is kept.
+func interrupted(err error, ctxErr error) error {
+	e, ok := err.(*Error)
+	if !ok || errors.Is(err, ctxErr) {
+		return err
+	}
+	c := *e
+	c.Message += " (gave up before retrying: " + ctxErr.Error() + ")"
+	c.cause = errors.Join(e.cause, ctxErr)
+	return &c
 }
 
 // parseRetryAfterHeader reads the delay-seconds form of Retry-After, which

@@ -35,6 +35,23 @@ func sign(secret, body string) string {
 	return "sha256=" + hex.EncodeToString(mac.Sum(nil))
 }
 
+// deliveryHeaders are the signature headers momopay sends with a delivery
+// signed at at: X-Service-Signature, and the Standard Webhooks trio, which
+// VerifyWebhook requires.
+func deliveryHeaders(secret, id, body string, at time.Time) http.Header {
+	ts := strconv.FormatInt(at.Unix(), 10)
+	key, _ := base64.StdEncoding.DecodeString(strings.TrimPrefix(secret, "whsec_"))
+	mac := hmac.New(sha256.New, key)
+	mac.Write([]byte(id + "." + ts + "." + body))
+	h := http.Header{}
+	h.Set("X-Service-Signature", sign(secret, body))
+	h.Set("X-Service-Delivery-Id", id)
+	h.Set("webhook-id", id)
+	h.Set("webhook-timestamp", ts)
+	h.Set("webhook-signature", "v1,"+base64.StdEncoding.EncodeToString(mac.Sum(nil)))
+	return h
+}
+
 // Example is the quick start of the README, which shows this body as a
 // complete program (TestReadmeShowsTheExamples keeps the two identical, and
 // TestQuickstartAgainstServer runs it against a real server). It requests a
@@ -46,18 +63,24 @@ func Example() {
 	defer cancel()
 	c := client.New(os.Getenv("MOMOPAY_API_KEY"), client.WithBaseURL(os.Getenv("MOMOPAY_URL")))
 
-	tx, err := c.CreateTransaction(ctx, client.CreateTransactionParams{
+	order := client.CreateTransactionParams{
 		Reference:   "order-1001", // your order id: one payment per reference, ever
 		Amount:      1500,         // whole XAF, 100 to 10,000,000
 		Operator:    client.OperatorAirtel,
 		PhoneNumber: "+23560000001", // sandbox payer who confirms after about 2 s
 		Description: "2 x coffee",
-	})
+	}
+	tx, err := c.CreateTransaction(ctx, order)
 	var apiErr *client.Error
 	switch {
 	case errors.Is(err, client.ErrDuplicateReference) && errors.As(err, &apiErr):
-		// This reference was paid for before: read that payment instead.
+		// This reference was used before: carry on with that payment only if
+		// it is this same order, never with one for another amount or payer.
 		tx, err = c.GetTransaction(ctx, apiErr.ExistingTransactionID)
+		if err == nil && (tx.Amount != order.Amount || tx.Currency != client.CurrencyXAF ||
+			tx.Operator != order.Operator || tx.PhoneNumber != order.PhoneNumber) {
+			log.Fatalf("%s is already a payment of %d %s from %s, not this order", tx.Reference, tx.Amount, tx.Currency, tx.PhoneNumber)
+		}
 	case errors.Is(err, client.ErrValidation) && errors.As(err, &apiErr):
 		log.Fatalf("refused: %v", apiErr.Fields) // e.g. map[phone_number:must be +235 followed by 8 digits]
 	}
@@ -110,9 +133,7 @@ func Example_webhookReceiver() {
 func ExampleVerifyWebhook() {
 	// In a real receiver, body is the raw r.Body and h is r.Header.
 	body := []byte(exampleBody)
-	h := http.Header{}
-	h.Set("X-Service-Signature", sign(exampleSecret, exampleBody))
-	h.Set("X-Service-Delivery-Id", "0d6c3b8e-2f7a-4f55-8a51-93a1c1b0f5aa")
+	h := deliveryHeaders(exampleSecret, "0d6c3b8e-2f7a-4f55-8a51-93a1c1b0f5aa", exampleBody, time.Now())
 
 	ev, err := client.VerifyWebhook(exampleSecret, body, h)
 	if err != nil {
@@ -168,8 +189,7 @@ func ExampleWebhookHandler() {
 	// The same delivery arriving twice is processed once.
 	for range 2 {
 		r := httptest.NewRequest(http.MethodPost, "/webhooks/momopay", strings.NewReader(exampleBody))
-		r.Header.Set("X-Service-Signature", sign(exampleSecret, exampleBody))
-		r.Header.Set("X-Service-Delivery-Id", "0d6c3b8e-2f7a-4f55-8a51-93a1c1b0f5aa")
+		r.Header = deliveryHeaders(exampleSecret, "0d6c3b8e-2f7a-4f55-8a51-93a1c1b0f5aa", exampleBody, time.Now())
 		w := httptest.NewRecorder()
 		h.ServeHTTP(w, r)
 		fmt.Println(w.Code)

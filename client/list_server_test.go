@@ -3,6 +3,7 @@ package client_test
 import (
 	"context"
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -106,5 +107,79 @@ func testListAndIterate(t *testing.T, srv *testserver.Server) {
 	}
 	if fmt.Sprint(window) != fmt.Sprint(newestFirst(10, 19)) {
 		t.Errorf("from/to (inclusive) gave %v, want %v", window, newestFirst(10, 19))
+	}
+}
+
+// testIterateWhileSettling walks the PENDING payments and settles each one
+// as it is yielded, so every item leaves the filter during the walk, as when
+// payments settle while a reconciliation job runs. Counting pages by offset
+// would then skip a page's worth of items each time; the walk must still
+// see every payment once, newest first.
+func testIterateWhileSettling(t *testing.T, srv *testserver.Server) {
+	merchantID, key := srv.NewMerchant(t)
+	tr := &transport{}
+	c := newClient(srv, key, tr)
+	ctx := context.Background()
+	var want []string // newest first
+	for range 9 {
+		tx, err := c.CreateTransaction(ctx, payment(phoneByHand))
+		if err != nil {
+			t.Fatal(err)
+		}
+		want = append([]string{tx.ID}, want...)
+	}
+
+	var got []string
+	for tx, err := range c.AllTransactions(ctx, client.ListParams{Status: client.StatusPending, PerPage: 3}) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, tx.ID)
+		settled, _, err := srv.App.AnswerSandboxPayment(ctx, merchantID, tx.ID, true)
+		if err != nil || settled.Status != "SUCCESS" {
+			t.Fatalf("settle %s: %+v, %v", tx.ID, settled, err)
+		}
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("walked %d PENDING payments %v\nwant all %d, newest first %v\nrequests: %v", len(got), got, len(want), want, tr.log())
+	}
+}
+
+// testIterateWithinOneInstant walks a list whose payments all share one
+// created_at (the server's clock stands still), where ending each request at
+// the oldest item seen makes no progress: the walk must step through the
+// instant by page number, seeing each payment once, and end.
+func testIterateWithinOneInstant(t *testing.T, engine string) {
+	clock := testserver.NewClock(time.Now().UTC().Truncate(time.Second))
+	srv := testserver.Start(t, testserver.Options{DB: engine, Now: clock.Now})
+	c, tr := newMerchant(t, srv)
+	ctx := context.Background()
+	var want []string
+	for range 7 {
+		tx, err := c.CreateTransaction(ctx, payment(phoneByHand))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !tx.CreatedAt.Equal(clock.Now()) {
+			t.Fatalf("created_at %v, want the stopped clock's %v", tx.CreatedAt, clock.Now())
+		}
+		want = append(want, tx.ID)
+	}
+	slices.Sort(want)
+	slices.Reverse(want) // one instant: by id, descending
+
+	before := len(tr.log())
+	var got []string
+	for tx, err := range c.AllTransactions(ctx, client.ListParams{PerPage: 3}) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, tx.ID)
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("walked %v\nwant %v", got, want)
+	}
+	if n := len(tr.log()) - before; n > 4 {
+		t.Errorf("%d requests for 7 items at 3 per page: %v", n, tr.log()[before:])
 	}
 }

@@ -8,6 +8,7 @@ package client_test
 
 import (
 	"bytes"
+	"context"
 	"go/ast"
 	"go/parser"
 	"go/token"
@@ -18,6 +19,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/momopay/momopay/client"
 	"github.com/momopay/momopay/internal/testserver"
 )
 
@@ -100,6 +102,40 @@ func TestQuickstartAgainstServer(t *testing.T) {
 				t.Errorf("second run printed\n%swant\n%s", got, want)
 			}
 		})
+	}
+}
+
+// TestQuickstartRefusesAnotherOrder runs the quick start where its reference
+// already holds a payment for another amount: it must stop rather than carry
+// on with that payment as if it were this order. Example ends with
+// log.Fatal, so it runs in a child process.
+func TestQuickstartRefusesAnotherOrder(t *testing.T) {
+	if os.Getenv("MOMOPAY_QUICKSTART_CHILD") == "1" {
+		Example()
+		return
+	}
+	srv := testserver.Start(t, testserver.Options{})
+	c := client.New(srv.APIKey, client.WithBaseURL(srv.URL))
+	earlier, err := c.CreateTransaction(context.Background(), client.CreateTransactionParams{
+		Reference: "order-1001", Amount: 9000, Operator: client.OperatorAirtel, PhoneNumber: "+23560000001",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	cmd := exec.Command(os.Args[0], "-test.run=^TestQuickstartRefusesAnotherOrder$")
+	cmd.Env = append(os.Environ(), "MOMOPAY_QUICKSTART_CHILD=1", "MOMOPAY_URL="+srv.URL, "MOMOPAY_API_KEY="+srv.APIKey)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err = cmd.Run()
+	if _, exited := err.(*exec.ExitError); !exited {
+		t.Errorf("the quick start ran to its end (err %v) on the %d XAF payment %s: printed\n%s", err, earlier.Amount, earlier.ID, stdout.String())
+	}
+	if strings.Contains(stdout.String(), "order-1001") {
+		t.Errorf("the quick start carried on with another order's payment: printed\n%s", stdout.String())
+	}
+	if !strings.Contains(stderr.String(), "not this order") {
+		t.Errorf("stderr = %q, want the reason it stopped", stderr.String())
 	}
 }
 

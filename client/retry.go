@@ -23,10 +23,15 @@ const defaultRetryWait = time.Second
 //   - 502 and 504: a proxy in front of the service failed to reach it.
 //
 // Validation, authentication, not-found, duplicate and 500 answers are final:
-// repeating them gives the same answer.
+// repeating them gives the same answer, as does a request the client could
+// not build (INVALID_REQUEST).
 //
-// It never sleeps past the context's deadline: if the wait would outlast it,
-// the failure is returned at once so the caller keeps the time it has left.
+// It never retries before the retry_after the service asked for: when that is
+// longer than maxRetryWait, the failure is returned at once (with its
+// RetryAfter) rather than retried early, since an early attempt is bound to
+// be refused too. Nor does it sleep past the context's deadline: if the wait
+// would outlast it, the failure is returned at once so the caller keeps the
+// time it has left.
 func (c *Client) retryDelay(ctx context.Context, err error, attempt int) (time.Duration, bool) {
 	if attempt > c.maxRetries || ctx.Err() != nil {
 		return 0, false
@@ -44,11 +49,13 @@ func (c *Client) retryDelay(ctx context.Context, err error, attempt int) (time.D
 	default:
 		return 0, false
 	}
+	if e.RetryAfter > c.maxRetryWait {
+		return 0, false
+	}
 	wait := e.RetryAfter
 	if wait <= 0 {
-		wait = defaultRetryWait
+		wait = min(defaultRetryWait, c.maxRetryWait)
 	}
-	wait = min(wait, c.maxRetryWait)
 	if deadline, ok := ctx.Deadline(); ok && time.Until(deadline) < wait {
 		return 0, false
 	}

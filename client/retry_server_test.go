@@ -35,22 +35,41 @@ func testDuplicateReference(t *testing.T, srv *testserver.Server) {
 }
 
 func testRetryOnGatewayDown(t *testing.T, srv *testserver.Server) {
-	c, tr := newMerchant(t, srv)
+	_, key := srv.NewMerchant(t)
 	ctx := context.Background()
 	p := payment(phoneUnavailable)
 	p.Operator = client.OperatorMoov // keep the simulated outage off AIRTEL's circuit breaker
+
+	// The sandbox asks for retry_after 2 s; a client allowing that wait
+	// retries after it.
+	tr := &transport{}
+	c := newClient(srv, key, tr, client.WithMaxRetries(1), client.WithMaxRetryWait(5*time.Second))
 	start := time.Now()
 	_, err := c.CreateTransaction(ctx, p)
 	e := apiError(t, err, client.ErrGatewayUnavailable, 503)
-	if e.RetryAfter <= 0 {
-		t.Errorf("RetryAfter = %v, want the service's retry_after", e.RetryAfter)
+	if e.RetryAfter != 2*time.Second {
+		t.Errorf("RetryAfter = %v, want the sandbox's retry_after of 2s", e.RetryAfter)
 	}
-	want := []string{"POST /v1/transactions", "POST /v1/transactions", "POST /v1/transactions"}
+	want := []string{"POST /v1/transactions", "POST /v1/transactions"}
 	if got := tr.log(); fmt.Sprint(got) != fmt.Sprint(want) {
-		t.Errorf("requests = %v, want %v (1 + %d retries)", got, want, client.DefaultMaxRetries)
+		t.Errorf("requests = %v, want %v (1 + 1 retry)", got, want)
 	}
-	if d := time.Since(start); d < 100*time.Millisecond {
-		t.Errorf("retried after %v: the client did not wait between attempts", d)
+	if d := time.Since(start); d < e.RetryAfter {
+		t.Errorf("retried after %v, before the retry_after of %v", d, e.RetryAfter)
+	}
+
+	// A client whose longest wait is shorter returns the 503 at once rather
+	// than retrying before the service asked, which would be refused too.
+	tr = &transport{}
+	c = newClient(srv, key, tr) // waits of at most 50 ms
+	start = time.Now()
+	_, err = c.CreateTransaction(ctx, p)
+	e = apiError(t, err, client.ErrGatewayUnavailable, 503)
+	if n := len(tr.log()); n != 1 || e.RetryAfter != 2*time.Second {
+		t.Errorf("%d requests, RetryAfter %v; want 1 request and the retry_after to honour", n, e.RetryAfter)
+	}
+	if d := time.Since(start); d > time.Second {
+		t.Errorf("the 503 took %v to come back, want it at once", d)
 	}
 
 	// A 503 keeps nothing: the same reference works once the payer is reachable.

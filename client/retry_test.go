@@ -7,9 +7,11 @@ package client
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -61,6 +63,7 @@ const (
 	okTx        = `{"id":"t1","reference":"r","amount":100,"currency":"XAF","operator":"AIRTEL","status":"PENDING"}`
 	rateLimited = `{"error":{"code":"RATE_LIMITED","message":"slow down","status":429,"retry_after":3}}`
 	gatewayDown = `{"error":{"code":"GATEWAY_UNAVAILABLE","message":"operator down","status":503,"retry_after":60}}`
+	gatewayBlip = `{"error":{"code":"GATEWAY_UNAVAILABLE","message":"operator down","status":503,"retry_after":2}}`
 )
 
 func TestRetryHonoursRetryAfter(t *testing.T) {
@@ -79,22 +82,48 @@ func TestRetryHonoursRetryAfter(t *testing.T) {
 }
 
 func TestRetryGivesUpAfterMaxRetries(t *testing.T) {
-	s := newScripted(t, answer{503, map[string]string{"X-Request-Id": "req-9"}, gatewayDown})
+	s := newScripted(t, answer{503, map[string]string{"X-Request-Id": "req-9"}, gatewayBlip})
 	c, waits := newTestClient(s)
 	_, err := c.GetTransaction(context.Background(), "t1")
 	var e *Error
 	if !errors.As(err, &e) || !errors.Is(err, ErrGatewayUnavailable) {
 		t.Fatalf("err = %v, want GATEWAY_UNAVAILABLE", err)
 	}
-	if e.Status != 503 || e.RetryAfter != time.Minute || e.RequestID != "req-9" || e.Message != "operator down" {
+	if e.Status != 503 || e.RetryAfter != 2*time.Second || e.RequestID != "req-9" || e.Message != "operator down" {
 		t.Errorf("error = %+v", e)
 	}
 	if got := s.requests.Load(); got != 1+DefaultMaxRetries {
 		t.Errorf("requests = %d, want %d", got, 1+DefaultMaxRetries)
 	}
-	want := []time.Duration{DefaultMaxRetryWait, DefaultMaxRetryWait} // 60s capped
+	want := []time.Duration{2 * time.Second, 2 * time.Second}
 	if len(*waits) != 2 || (*waits)[0] != want[0] || (*waits)[1] != want[1] {
 		t.Errorf("waits = %v, want %v", *waits, want)
+	}
+}
+
+// A retry_after beyond the longest wait is not cut short: a retry sooner than
+// the service asked would be refused too, so the failure comes back at once
+// with the delay to honour.
+func TestRetryAfterBeyondMaxWaitIsReturned(t *testing.T) {
+	s := newScripted(t, answer{503, nil, gatewayDown}) // retry_after 60 s, over the 10 s default
+	c, waits := newTestClient(s)
+	_, err := c.GetTransaction(context.Background(), "t1")
+	var e *Error
+	if !errors.As(err, &e) || e.Code != CodeGatewayUnavailable || e.RetryAfter != time.Minute {
+		t.Fatalf("err = %#v, want GATEWAY_UNAVAILABLE with RetryAfter 1m", err)
+	}
+	if got := s.requests.Load(); got != 1 || len(*waits) != 0 {
+		t.Errorf("%d requests after waits %v, want 1 and no wait", got, *waits)
+	}
+
+	// A caller who allows the wait gets it in full.
+	s = newScripted(t, answer{503, nil, gatewayDown}, answer{200, nil, okTx})
+	c, waits = newTestClient(s, WithMaxRetryWait(time.Minute))
+	if _, err := c.GetTransaction(context.Background(), "t1"); err != nil {
+		t.Fatalf("with WithMaxRetryWait(1m): %v", err)
+	}
+	if len(*waits) != 1 || (*waits)[0] != time.Minute {
+		t.Errorf("waits = %v, want [1m]", *waits)
 	}
 }
 
@@ -110,8 +139,8 @@ func TestRetryPolicy(t *testing.T) {
 		{"500 is final", answer{500, nil, `{"error":{"code":"INTERNAL_ERROR","message":"oops","status":500}}`}, nil, nil, 1},
 		{"retries off", answer{503, nil, gatewayDown}, []Option{WithMaxRetries(0)}, nil, 1},
 		{"proxy 502 is retried", answer{502, nil, `<html>bad gateway</html>`}, nil, nil, 3},
-		{"no retry past the deadline", answer{503, nil, gatewayDown}, nil, func() (context.Context, context.CancelFunc) {
-			return context.WithTimeout(context.Background(), time.Second) // wait would be 10s
+		{"no retry past the deadline", answer{429, nil, rateLimited}, nil, func() (context.Context, context.CancelFunc) {
+			return context.WithTimeout(context.Background(), time.Second) // wait would be 3s
 		}, 1},
 	}
 	for _, tt := range tests {
@@ -134,7 +163,7 @@ func TestRetryPolicy(t *testing.T) {
 }
 
 func TestCancelWhileWaitingReturnsLastError(t *testing.T) {
-	s := newScripted(t, answer{503, nil, gatewayDown})
+	s := newScripted(t, answer{429, nil, rateLimited})
 	c := New("k", WithBaseURL(s.srv.URL))
 	ctx, cancel := context.WithCancel(context.Background())
 	// Cancel once the client is waiting to retry (not merely once the
@@ -147,11 +176,45 @@ func TestCancelWhileWaitingReturnsLastError(t *testing.T) {
 	}
 	start := time.Now()
 	_, err := c.GetTransaction(ctx, "t1")
-	if !errors.Is(err, ErrGatewayUnavailable) {
-		t.Errorf("err = %v, want the 503 that was being waited on", err)
+	var e *Error
+	if !errors.As(err, &e) || e.Code != CodeRateLimited || e.RetryAfter != 3*time.Second {
+		t.Errorf("err = %#v, want the 429 that was being waited on", err)
+	}
+	if !errors.Is(err, context.Canceled) {
+		t.Errorf("err = %v does not match context.Canceled, why the call stopped", err)
+	}
+	if s.requests.Load() != 1 {
+		t.Errorf("requests = %d, want 1", s.requests.Load())
 	}
 	if d := time.Since(start); d > 5*time.Second {
 		t.Errorf("cancel took %v to be noticed", d)
+	}
+}
+
+// A request the client cannot build is an *Error like any other failure,
+// sent nowhere and not retried.
+func TestInvalidRequest(t *testing.T) {
+	s := newScripted(t, answer{200, nil, okTx})
+	c, waits := newTestClient(s, WithBaseURL("http://api example.td")) // a space in the host
+	_, err := c.GetTransaction(context.Background(), "t1")
+	var e *Error
+	if !errors.As(err, &e) || !errors.Is(err, ErrInvalidRequest) || e.Status != 0 {
+		t.Fatalf("err = %#v, want *Error INVALID_REQUEST", err)
+	}
+	var urlErr *url.Error
+	if !errors.As(err, &urlErr) {
+		t.Errorf("%v does not wrap the *url.Error behind it", err)
+	}
+	if len(*waits) != 0 || s.requests.Load() != 0 {
+		t.Errorf("waits %v, %d requests; want no retry and nothing sent", *waits, s.requests.Load())
+	}
+
+	// No API method sends a body that cannot be encoded; call is where it
+	// would fail.
+	_, err = c.call(context.Background(), http.MethodPost, "/v1/transactions", nil, make(chan int), nil)
+	var jsonErr *json.UnsupportedTypeError
+	if !errors.Is(err, ErrInvalidRequest) || !errors.As(err, &jsonErr) {
+		t.Errorf("encoding failure: err = %#v, want INVALID_REQUEST wrapping the JSON error", err)
 	}
 }
 
@@ -200,5 +263,25 @@ func TestRequestHeadersAndQuery(t *testing.T) {
 	want := "from=2026-10-31T23%3A00%3A00Z&operator=MOOV&page=2&per_page=10&status=SUCCESS"
 	if r.URL.Path != "/v1/transactions" || r.URL.RawQuery != want {
 		t.Errorf("request = %s?%s, want query %s", r.URL.Path, r.URL.RawQuery, want)
+	}
+}
+
+// roundTripFunc is an http.RoundTripper made of a function.
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+// An unset environment variable passed to WithBaseURL must not leave the
+// client without a base URL, failing every call as a retried NETWORK_ERROR.
+func TestEmptyBaseURLKeepsDefault(t *testing.T) {
+	var got []string
+	hc := &http.Client{Transport: roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		got = append(got, r.URL.String())
+		return nil, errors.New("not sent in this test")
+	})}
+	c := New("k", WithBaseURL(""), WithHTTPClient(hc), WithMaxRetries(0))
+	c.GetTransaction(context.Background(), "t1")
+	if want := DefaultBaseURL + "/v1/transactions/t1"; len(got) != 1 || got[0] != want {
+		t.Errorf("requests = %q, want [%q]", got, want)
 	}
 }

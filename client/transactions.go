@@ -85,7 +85,11 @@ type ListParams struct {
 	Status   Status
 	Operator Operator
 	From     time.Time // created at or after, inclusive
-	To       time.Time // created at or before, inclusive
+	// To is created at or before, inclusive, to the microsecond: the
+	// instant is sent as given, so To at midnight of a day excludes that
+	// day. To cover a whole day, end at its last microsecond:
+	// From: day, To: day.AddDate(0, 0, 1).Add(-time.Microsecond).
+	To time.Time
 }
 
 // Pagination describes where a page sits in the whole result.
@@ -168,41 +172,68 @@ func (c *Client) ListTransactions(ctx context.Context, p ListParams) (*Transacti
 	return &l, nil
 }
 
-// AllTransactions iterates over every transaction matching p, fetching pages
-// as the loop needs them, starting at p.Page (or 1). On an error it yields
-// the error once and stops.
+// AllTransactions iterates over every transaction matching p, newest first,
+// fetching pages as the loop needs them. The first request is page p.Page (or
+// 1); on an error it yields the error once and stops.
 //
-// Pages are counted by offset, so a transaction created during the walk
-// shifts older ones onto the next page; the iterator skips ids it has
-// already yielded, so nothing is seen twice. It keeps those ids in memory:
-// for very long histories, narrow the walk with From and To.
+// The walk does not count pages by offset, which shifts whenever a
+// transaction enters or leaves the filter (a PENDING one settling, a new one
+// created) and would skip or repeat items. After each page it asks for page 1
+// again, ending at the oldest item yielded so far (To is inclusive, so the
+// items of that same instant come back and are skipped). Only when a whole
+// page shares one created_at, and so ending there would return the same page,
+// does it step by page number within that instant. Transactions created, or
+// entering the filter, behind the walk's position are not seen; p.To and
+// p.From keep bounding every request.
 func (c *Client) AllTransactions(ctx context.Context, p ListParams) iter.Seq2[Transaction, error] {
 	return func(yield func(Transaction, error) bool) {
-		seen := make(map[string]struct{})
-		page := max(p.Page, 1)
+		q := p
+		q.Page = max(p.Page, 1)
+		var last *Transaction // the oldest item yielded: the walk's position
 		for {
-			q := p
-			q.Page = page
 			l, err := c.ListTransactions(ctx, q)
 			if err != nil {
 				yield(Transaction{}, err)
 				return
 			}
 			for _, t := range l.Data {
-				if _, dup := seen[t.ID]; dup {
-					continue
+				if last != nil && !listedAfter(t, *last) {
+					continue // yielded already, or behind the walk's position
 				}
-				seen[t.ID] = struct{}{}
 				if !yield(t, nil) {
 					return
 				}
+				last = &t
 			}
-			if len(l.Data) == 0 || page >= l.Pagination.TotalPages {
+			if len(l.Data) == 0 || q.Page >= l.Pagination.TotalPages {
 				return
 			}
-			page++
+			q = nextPage(q, l.Data[len(l.Data)-1].CreatedAt)
 		}
 	}
+}
+
+// nextPage is the request after page q, whose oldest item was created at
+// oldest: page 1 ending at that instant, unless q already ended there (the
+// whole page shares that created_at), when it is the next page of the
+// instant.
+func nextPage(q ListParams, oldest time.Time) ListParams {
+	if !q.To.IsZero() && q.To.Equal(oldest) {
+		q.Page++
+		return q
+	}
+	q.To, q.Page = oldest, 1
+	return q
+}
+
+// listedAfter reports whether t comes after u in the list's order: by
+// created_at, then by id, both descending (docs/api.md). Ids are lower-case
+// UUIDs, which the service orders as their text does.
+func listedAfter(t, u Transaction) bool {
+	if !t.CreatedAt.Equal(u.CreatedAt) {
+		return t.CreatedAt.Before(u.CreatedAt)
+	}
+	return t.ID < u.ID
 }
 
 // query encodes the set fields; times go out as RFC 3339 in UTC.

@@ -47,9 +47,11 @@ type Event struct {
 	Event     string    `json:"event"` // one of the Event… constants
 	Data      EventData `json:"data"`
 	Timestamp time.Time `json:"timestamp"`
-	// DeliveryID is X-Service-Delivery-Id (or webhook-id when that is
-	// absent): the same on every retry and manual re-send of one delivery,
-	// so it is the deduplication key.
+	// DeliveryID is the signed webhook-id: the same on every retry and
+	// manual re-send of one delivery, so it is the deduplication key. It is
+	// taken from webhook-id, not X-Service-Delivery-Id (which carries the
+	// same value but is signed by nothing), so a replay cannot pass
+	// deduplication under a made-up id.
 	DeliveryID string `json:"-"`
 	// Test is true for the dashboard's test event (fictitious data).
 	Test bool `json:"-"`
@@ -82,15 +84,17 @@ func VerifyWebhook(secret string, body []byte, h http.Header) (*Event, error) {
 // VerifyWebhookAt is VerifyWebhook with the clock and tolerance given, for
 // tests and for receivers that queue deliveries before verifying them.
 //
-// It always checks X-Service-Signature: "sha256=" and the hex HMAC-SHA256 of
-// the body keyed with the whole secret string. When the Standard Webhooks
-// headers (webhook-id, webhook-timestamp, webhook-signature) are present it
-// also checks one of the "v1," signatures over id.timestamp.body, keyed with
-// the base64-decoded part of the secret after "whsec_", and that the
-// timestamp is within tolerance of now (tolerance <= 0 means the default).
-// Those headers bind a time to the body, which is what stops replays;
-// X-Service-Signature alone does not, so the handler also dedupes.
-// Comparisons are constant-time.
+// It checks X-Service-Signature: "sha256=" and the hex HMAC-SHA256 of the
+// body keyed with the whole secret string. It also requires the Standard
+// Webhooks headers (webhook-id, webhook-timestamp, webhook-signature), which
+// momopay sends on every delivery, the test event included: one of the "v1,"
+// signatures over id.timestamp.body, keyed with the base64-decoded part of
+// the secret after "whsec_", must match, and the timestamp must be within
+// tolerance of now (tolerance <= 0 means the default). Those headers bind a
+// time and the delivery id to the body, which is what stops replays:
+// X-Service-Signature alone does not, so a delivery without them is refused
+// rather than trusted forever. X-Service-Delivery-Id, when present, must
+// equal webhook-id. Comparisons are constant-time.
 func VerifyWebhookAt(secret string, body []byte, h http.Header, now time.Time, tolerance time.Duration) (*Event, error) {
 	if secret == "" {
 		// An empty HMAC key is one anybody can sign with: a missing
@@ -101,22 +105,21 @@ func VerifyWebhookAt(secret string, body []byte, h http.Header, now time.Time, t
 		return nil, err
 	}
 	id, ts, sigs := h.Get("webhook-id"), h.Get("webhook-timestamp"), h.Get("webhook-signature")
-	if id != "" || ts != "" || sigs != "" {
-		if tolerance <= 0 {
-			tolerance = DefaultWebhookTolerance
-		}
-		if err := verifyStandardWebhook(secret, body, id, ts, sigs, now, tolerance); err != nil {
-			return nil, err
-		}
+	if tolerance <= 0 {
+		tolerance = DefaultWebhookTolerance
+	}
+	if err := verifyStandardWebhook(secret, body, id, ts, sigs, now, tolerance); err != nil {
+		return nil, err
+	}
+	if xid := h.Get("X-Service-Delivery-Id"); xid != "" && xid != id {
+		// momopay sends the same value in both; only webhook-id is signed.
+		return nil, fmt.Errorf("%w: X-Service-Delivery-Id differs from the signed webhook-id", ErrInvalidSignature)
 	}
 	var ev Event
 	if err := json.Unmarshal(body, &ev); err != nil {
 		return nil, fmt.Errorf("momopay: decoding a correctly signed webhook: %w", err)
 	}
-	ev.DeliveryID = h.Get("X-Service-Delivery-Id")
-	if ev.DeliveryID == "" {
-		ev.DeliveryID = id // momopay sends the same value in both headers
-	}
+	ev.DeliveryID = id
 	ev.Test = h.Get("X-Service-Test") == "true" || ev.Event == EventTransactionTest
 	return &ev, nil
 }
@@ -146,7 +149,7 @@ func verifyServiceSignature(secret string, body []byte, header string) error {
 // timestamp it signs (https://www.standardwebhooks.com).
 func verifyStandardWebhook(secret string, body []byte, id, ts, sigs string, now time.Time, tolerance time.Duration) error {
 	if id == "" || ts == "" || sigs == "" {
-		return fmt.Errorf("%w: webhook-id, webhook-timestamp and webhook-signature must come together", ErrInvalidSignature)
+		return fmt.Errorf("%w: missing webhook-id, webhook-timestamp or webhook-signature, which momopay sends on every delivery", ErrInvalidSignature)
 	}
 	sec, err := strconv.ParseInt(ts, 10, 64)
 	if err != nil {

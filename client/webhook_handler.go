@@ -34,10 +34,10 @@ type DeliveryStore interface {
 //   - 409: the same delivery is being processed right now (send again later);
 //   - 500: fn or the store failed; the service retries on its schedule.
 //
-// store may be nil to process every delivery. Deliveries without
-// X-Service-Delivery-Id (the dashboard's test event may lack it) are not
-// deduplicated. fn should still be idempotent per transaction id: a store
-// shared by several instances can let two copies through at the same time.
+// store may be nil to process every delivery. Deliveries are deduplicated on
+// Event.DeliveryID, the signed webhook-id, which every verified delivery
+// carries. fn should still be idempotent per transaction id: a store shared
+// by several instances can let two copies through at the same time.
 //
 // It panics if secret is empty or fn is nil, so a missing configuration value
 // stops the receiver at start-up instead of refusing every delivery.
@@ -72,7 +72,7 @@ func WebhookHandler(secret string, store DeliveryStore, fn func(ctx context.Cont
 		}
 
 		ctx, id := r.Context(), ev.DeliveryID
-		dedupe := store != nil && id != ""
+		dedupe := store != nil
 		if dedupe {
 			if _, busy := inFlight.LoadOrStore(id, struct{}{}); busy {
 				http.Error(w, "delivery in progress", http.StatusConflict)

@@ -112,6 +112,46 @@ func TestWebhookHandlerRejectsUnverified(t *testing.T) {
 	}
 }
 
+// A delivery captured and sent again within the tolerance, under a made-up
+// X-Service-Delivery-Id or without the Standard Webhooks headers, must not
+// get past deduplication: fn runs once.
+func TestWebhookHandlerRefusesDisguisedReplays(t *testing.T) {
+	t.Parallel()
+	r := newReceiver(t, client.NewMemoryDeliveryStore(), nil)
+	captured := signedHeaders(t, testSecret, "d-1", time.Now(), []byte(testBody))
+	replay := func(edit func(http.Header)) func(http.Header) {
+		return func(h http.Header) {
+			for k := range h {
+				delete(h, k)
+			}
+			for k, v := range captured.Clone() {
+				h[k] = v
+			}
+			edit(h)
+		}
+	}
+	if code := r.deliver(t, "d-1", []byte(testBody), replay(func(http.Header) {})); code != http.StatusOK {
+		t.Fatalf("the delivery: status %d, want 200", code)
+	}
+	tests := map[string]func(http.Header){
+		"forged X-Service-Delivery-Id": func(h http.Header) { h.Set("X-Service-Delivery-Id", "d-forged") },
+		"Standard Webhooks headers stripped": func(h http.Header) {
+			h.Set("X-Service-Delivery-Id", "d-stripped")
+			h.Del("webhook-id")
+			h.Del("webhook-timestamp")
+			h.Del("webhook-signature")
+		},
+	}
+	for name, edit := range tests {
+		if code := r.deliver(t, "d-1", []byte(testBody), replay(edit)); code != http.StatusUnauthorized {
+			t.Errorf("%s: status %d, want 401", name, code)
+		}
+	}
+	if n := r.calls.Load(); n != 1 {
+		t.Errorf("fn called %d times, want once: a replay got past deduplication", n)
+	}
+}
+
 func TestWebhookHandlerRetriesAfterFailure(t *testing.T) {
 	t.Parallel()
 	var fail atomic.Bool

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"net/http"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -54,14 +55,12 @@ func signedHeaders(t *testing.T, secret, deliveryID string, at time.Time, body [
 func TestVerifyWebhookAccepts(t *testing.T) {
 	body := []byte(testBody)
 	h := signedHeaders(t, testSecret, "d-1", signedAt, body)
-	contractOnly := h.Clone()
-	for _, k := range []string{"webhook-id", "webhook-timestamp", "webhook-signature"} {
-		contractOnly.Del(k)
-	}
 	rotated := h.Clone() // several signatures, as during secret rotation
 	rotated.Set("webhook-signature", "v1,AAAA v1a,ignored "+h.Get("webhook-signature"))
+	noDeliveryID := h.Clone() // only webhook-id, which is the signed one
+	noDeliveryID.Del("X-Service-Delivery-Id")
 
-	for name, hdr := range map[string]http.Header{"both schemes": h, "contract only": contractOnly, "signature list": rotated} {
+	for name, hdr := range map[string]http.Header{"both schemes": h, "signature list": rotated, "no X-Service-Delivery-Id": noDeliveryID} {
 		t.Run(name, func(t *testing.T) {
 			ev, err := client.VerifyWebhookAt(testSecret, body, hdr, signedAt.Add(time.Minute), 0)
 			if err != nil {
@@ -134,6 +133,18 @@ func TestVerifyWebhookRejects(t *testing.T) {
 			h.Set("X-Service-Signature", h.Get("X-Service-Signature")[len("sha256="):])
 			return h
 		}, signedAt, client.ErrInvalidSignature},
+		{"Standard Webhooks headers stripped (a replay made timeless)", body, testSecret, func() http.Header {
+			h := valid()
+			for _, k := range []string{"webhook-id", "webhook-timestamp", "webhook-signature"} {
+				h.Del(k)
+			}
+			return h
+		}, signedAt.Add(30 * 24 * time.Hour), client.ErrInvalidSignature},
+		{"X-Service-Delivery-Id other than the signed webhook-id", body, testSecret, func() http.Header {
+			h := valid() // a replay dressed as a new delivery to pass deduplication
+			h.Set("X-Service-Delivery-Id", "d-forged")
+			return h
+		}, signedAt, client.ErrInvalidSignature},
 		{"webhook-signature missing while webhook-id present", body, testSecret, func() http.Header {
 			h := valid()
 			h.Del("webhook-signature")
@@ -160,6 +171,17 @@ func TestVerifyWebhookRejects(t *testing.T) {
 				t.Errorf("event returned with an error: %+v", ev)
 			}
 		})
+	}
+}
+
+// The refusal of a delivery without the Standard Webhooks headers says why a
+// receiver may rely on them, for whoever reads it in the logs.
+func TestVerifyWebhookMissingStandardHeadersMessage(t *testing.T) {
+	h := http.Header{}
+	h.Set("X-Service-Signature", sign(testSecret, testBody))
+	_, err := client.VerifyWebhookAt(testSecret, []byte(testBody), h, signedAt, 0)
+	if !errors.Is(err, client.ErrInvalidSignature) || !strings.Contains(err.Error(), "momopay sends") {
+		t.Errorf("err = %v, want ErrInvalidSignature saying momopay sends them on every delivery", err)
 	}
 }
 
@@ -190,7 +212,7 @@ func TestVerifyWebhookTestEvent(t *testing.T) {
 	}
 }
 
-func TestVerifyWebhookDeliveryIDFallsBackToWebhookID(t *testing.T) {
+func TestVerifyWebhookDeliveryIDIsWebhookID(t *testing.T) {
 	body := []byte(testBody)
 	h := signedHeaders(t, testSecret, "d-9", signedAt, body)
 	h.Del("X-Service-Delivery-Id")
