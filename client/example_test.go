@@ -155,16 +155,7 @@ func ExampleVerifyWebhookAt() {
 	// momopay also sends the Standard Webhooks headers, which sign a
 	// timestamp: a delivery captured and replayed later is refused.
 	signedAt := time.Date(2026, 11, 2, 9, 30, 41, 0, time.UTC)
-	id, ts := "0d6c3b8e-2f7a-4f55-8a51-93a1c1b0f5aa", strconv.FormatInt(signedAt.Unix(), 10)
-	key, _ := base64.StdEncoding.DecodeString(strings.TrimPrefix(exampleSecret, "whsec_"))
-	mac := hmac.New(sha256.New, key)
-	mac.Write([]byte(id + "." + ts + "." + exampleBody))
-
-	h := http.Header{}
-	h.Set("X-Service-Signature", sign(exampleSecret, exampleBody))
-	h.Set("webhook-id", id)
-	h.Set("webhook-timestamp", ts)
-	h.Set("webhook-signature", "v1,"+base64.StdEncoding.EncodeToString(mac.Sum(nil)))
+	h := deliveryHeaders(exampleSecret, "0d6c3b8e-2f7a-4f55-8a51-93a1c1b0f5aa", exampleBody, signedAt)
 
 	_, err := client.VerifyWebhookAt(exampleSecret, []byte(exampleBody), h, signedAt.Add(30*time.Second), 0)
 	fmt.Println("30 seconds later:", err)
