@@ -140,7 +140,7 @@ func routeOf(r *http.Request) string {
 // is always in the log at the default level. A 503 is WARN: it says an
 // operator or the database is unavailable for now, which the caller is
 // told to retry and the metrics and the breaker's own lines report; at
-// ERROR, an operator's outage would write an error a payment.
+// ERROR, an operator's outage would write an ERROR line per payment.
 func requestLevel(method string, status int) slog.Level {
 	switch {
 	case status == http.StatusServiceUnavailable:
