@@ -192,7 +192,7 @@ func TestCreateRequestLimits(t *testing.T) {
 	}
 	// An unclean path is not redirected (a 307 would have a client that
 	// follows it send its payment again): 404, nothing created.
-	for _, p := range []string{"//v1/transactions", "/v1/./transactions", "/v1/x/../transactions"} {
+	for _, p := range []string{"/v1//transactions", "/v1/./transactions", "/v1/x/../transactions"} {
 		req, _ := http.NewRequest("POST", s.URL+"/", strings.NewReader(mustJSON(t, newPayment(nil))))
 		req.URL.Opaque = p // sent as written, not cleaned by the client
 		req.Header.Set("Authorization", "Bearer "+s.APIKey)

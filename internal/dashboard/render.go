@@ -166,6 +166,15 @@ func (d *Dashboard) notFound(w http.ResponseWriter, r *http.Request) {
 	d.render(w, r, http.StatusNotFound, "message", &messagePage{layout: layout{Title: "notfound.title"}, Heading: "notfound.title", Body: "notfound.body"})
 }
 
+// methodNotAllowed is the 405 page for a path the dashboard has, asked
+// with a method none of its routes takes; Allow names the ones they do.
+func (d *Dashboard) methodNotAllowed(allow string) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Allow", allow)
+		d.render(w, r, http.StatusMethodNotAllowed, "message", &messagePage{layout: layout{Title: "badmethod.title"}, Heading: "badmethod.title", Body: "badmethod.body"})
+	})
+}
+
 // NotFoundPage is the 404 page with the dashboard's headers, for the API's
 // catch-all to show a browser that asked for a page that does not exist.
 func (d *Dashboard) NotFoundPage() http.Handler {

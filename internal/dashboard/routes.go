@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/momopay/momopay/internal/team"
@@ -101,9 +103,20 @@ func New(cfg Config) (*Dashboard, error) {
 //
 // Every route of the dashboard is listed here, with the permission it
 // needs: signedIn admits any signed-in user, need(p) only roles granting
-// p. Each handler is wrapped in secure (headers and CSRF refusal).
+// p. Each handler is wrapped in secure (headers and CSRF refusal). Each
+// path also answers the usual methods none of its routes takes with 405
+// and an Allow header, rather than falling through to the service's 404.
 func (d *Dashboard) Register(mux *http.ServeMux) {
-	handle := func(pattern string, h http.Handler) { mux.Handle(pattern, d.secure(h)) }
+	var paths []string
+	methods := map[string][]string{}
+	handle := func(pattern string, h http.Handler) {
+		method, path, _ := strings.Cut(pattern, " ")
+		if methods[path] == nil {
+			paths = append(paths, path)
+		}
+		methods[path] = append(methods[path], method)
+		mux.Handle(pattern, d.secure(h))
+	}
 
 	handle("GET /static/{file}", d.assets.handler())
 	handle("GET /login", d.handleLoginPage())
@@ -150,7 +163,27 @@ func (d *Dashboard) Register(mux *http.ServeMux) {
 	handle("GET /account", d.signedIn(d.handleAccount()))
 	handle("POST /account/password", d.signedIn(d.handlePassword()))
 	handle("POST /account/language", d.signedIn(d.handleLanguage()))
+
+	// One pattern per refused method, not a method-less one per path: a
+	// method-less "/transactions/export.csv" would conflict with
+	// "GET /transactions/{id}" in ServeMux.
+	for _, path := range paths {
+		allow := methods[path]
+		if slices.Contains(allow, http.MethodGet) {
+			allow = append(allow, http.MethodHead) // ServeMux serves HEAD from GET
+		}
+		refuse := d.secure(d.methodNotAllowed(strings.Join(allow, ", ")))
+		for _, m := range refusedMethods {
+			if !slices.Contains(allow, m) {
+				mux.Handle(m+" "+path, refuse)
+			}
+		}
+	}
 }
+
+// refusedMethods are the methods a dashboard path not taking them answers
+// with 405; others (rarely sent) fall through to the service's 404.
+var refusedMethods = []string{http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete, http.MethodOptions}
 
 // contentSecurityPolicy allows scripts, styles and images from this
 // origin only: no inline script, no inline style, no framing.

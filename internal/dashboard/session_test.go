@@ -410,17 +410,32 @@ func TestPasswordChangeThrottle(t *testing.T) {
 }
 
 // TestUnknownPages: a browser asking for a page that does not exist gets
-// the dashboard's 404 page with its headers; API paths, and clients that
-// do not ask for HTML, keep the API's JSON 404.
+// the dashboard's 404 page with its headers; a page asked with a method it
+// does not take gets 405 with Allow; API paths, and clients that do not
+// ask for HTML, keep the API's JSON 404.
 func TestUnknownPages(t *testing.T) {
 	b := setup(t, testserver.Options{})
 	br := b.browser()
 	br.headers["Accept"] = "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8"
-	for _, path := range []string{"/no-such-page", "/auth/login"} {
-		r := br.get(path)
-		if r.status != http.StatusNotFound || !strings.HasPrefix(r.header.Get("Content-Type"), "text/html") ||
-			r.header.Get("Content-Security-Policy") == "" || r.header.Get("X-Frame-Options") != "DENY" {
-			t.Errorf("GET %s from a browser: %d, Content-Type %q, CSP %q", path, r.status, r.header.Get("Content-Type"), r.header.Get("Content-Security-Policy"))
+	page := func(r answer) bool {
+		return strings.HasPrefix(r.header.Get("Content-Type"), "text/html") &&
+			r.header.Get("Content-Security-Policy") != "" && r.header.Get("X-Frame-Options") == "DENY"
+	}
+	if r := br.get("/no-such-page"); r.status != http.StatusNotFound || !page(r) {
+		t.Errorf("GET /no-such-page from a browser: %d, Content-Type %q, CSP %q", r.status, r.header.Get("Content-Type"), r.header.Get("Content-Security-Policy"))
+	}
+	owner := b.login(b.owner.Email)
+	for _, c := range []struct{ method, path, allow string }{
+		{"GET", "/auth/login", "POST"},
+		{"DELETE", "/keys", "GET, POST, HEAD"},
+		{"PUT", "/webhooks/wh_1/delete", "GET, POST, HEAD"},
+		{"POST", "/transactions", "GET, HEAD"},
+		{"POST", "/", "GET, HEAD"},
+	} {
+		req, _ := http.NewRequest(c.method, b.s.URL+c.path, nil)
+		r := owner.do(req)
+		if r.status != http.StatusMethodNotAllowed || r.header.Get("Allow") != c.allow || !page(r) {
+			t.Errorf("%s %s: %d, Allow %q, Content-Type %q; want 405 page, Allow %q", c.method, c.path, r.status, r.header.Get("Allow"), r.header.Get("Content-Type"), c.allow)
 		}
 	}
 	if r := br.get("/v1/no-such-thing"); r.status != http.StatusNotFound || r.errorCode() != "NOT_FOUND" {
