@@ -14,7 +14,7 @@ import (
 const (
 	pageProblem    = "must be an integer of at least 1"
 	perPageProblem = "must be an integer from 1 to 100"
-	boundProblem   = "must be an RFC 3339 date-time (2026-11-01T09:30:00Z) or a date (2026-11-01)"
+	boundProblem   = "must be an ISO 8601 date-time (2026-11-01T09:30:00Z, 2026-11-01T10:30%2B01:00) or a date (2026-11-01)"
 	rangeProblem   = "must be between 1970-01-01 and 9999-12-31"
 )
 
@@ -109,28 +109,46 @@ func parseQuery(raw string) (url.Values, map[string]string) {
 	return q, fields
 }
 
-// parseBound accepts RFC 3339 or a bare date; a bare date covers the whole
-// UTC day, so to=2026-11-01 includes everything created that day. A bound
-// outside payment.MinFilterTime..MaxFilterTime is refused rather than
-// taken: the zero time (0001-01-01T00:00:00Z) would otherwise read as "no
-// bound". It returns the problem, or "".
+// boundForms are the ISO 8601 forms a list bound may take, with the span
+// of time each names. RFC 3339 (any number of fractional digits) names an
+// instant. A form without seconds names its whole minute and a date its
+// whole UTC day, so that a to of that precision includes all of it
+// (to=2026-11-01 includes everything created that day). The basic forms
+// (no dashes or colons) are ISO 8601's too.
+var boundForms = []struct {
+	layout string
+	span   time.Duration
+}{
+	{time.RFC3339Nano, 0},
+	{"20060102T150405Z0700", 0}, // takes fractional seconds as well
+	{"2006-01-02T15:04Z07:00", time.Minute},
+	{"20060102T1504Z0700", time.Minute},
+	{time.DateOnly, 24 * time.Hour},
+	{"20060102", 24 * time.Hour},
+}
+
+// parseBound reads a from or to bound (boundForms); ISO 8601 and RFC 3339
+// allow a lower-case t and z. A to names the end of its span, a from its
+// start. A bound outside payment.MinFilterTime..MaxFilterTime is refused
+// rather than taken: the zero time (0001-01-01T00:00:00Z) would otherwise
+// read as "no bound". It returns the problem, or "".
 func parseBound(v string, end bool) (time.Time, string) {
-	t, err := time.Parse(time.RFC3339Nano, v)
-	if _, offset := t.Zone(); err == nil && (offset >= 24*60*60 || offset <= -24*60*60) {
-		return time.Time{}, boundProblem // Go takes +24:00; RFC 3339's offsets end at 23:59
+	var t time.Time
+	parsed := false
+	for _, f := range boundForms {
+		if p, err := time.Parse(f.layout, strings.ToUpper(v)); err == nil {
+			t, parsed = p, true
+			if end && f.span > 0 {
+				t = t.Add(f.span - time.Microsecond)
+			}
+			break
+		}
 	}
-	if err != nil {
-		d, err := time.Parse(time.DateOnly, v)
-		if err != nil && strings.Contains(v, " ") {
-			return time.Time{}, boundProblem + "; in a query string a + is read as a space: write an offset's + as %2B"
-		}
-		if err != nil {
-			return time.Time{}, boundProblem
-		}
-		t = d
-		if end {
-			t = d.Add(24*time.Hour - time.Microsecond)
-		}
+	if !parsed && strings.Contains(v, " ") {
+		return time.Time{}, boundProblem + "; in a query string a + is read as a space: write an offset's + as %2B"
+	}
+	if _, offset := t.Zone(); !parsed || offset >= 24*60*60 || offset <= -24*60*60 {
+		return time.Time{}, boundProblem // Go takes +24:00; offsets end at 23:59
 	}
 	t = t.UTC()
 	// The bound is kept as given, and rounded to the microsecond only

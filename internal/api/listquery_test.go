@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/momopay/momopay/internal/testserver"
 )
@@ -94,6 +95,49 @@ func TestListQueryStrings(t *testing.T) {
 		r := do(t, s, "GET", "/v1/transactions?from=2026-11-26T00:00:00+01:00", s.APIKey, nil)
 		if msg, _ := r.fields()["from"].(string); !strings.Contains(msg, "%2B") {
 			t.Errorf("a + read as a space: %q", msg)
+		}
+	})
+}
+
+// TestListBoundForms: from and to take ISO 8601's other common forms (a
+// lower-case t and z, the basic form, minutes without seconds), and a to
+// without seconds includes its whole minute, as a date includes its day.
+func TestListBoundForms(t *testing.T) {
+	eachEngine(t, func(t *testing.T, engine string) {
+		s := testserver.Start(t, testserver.Options{DB: engine})
+		r := do(t, s, "POST", "/v1/transactions", s.APIKey, newPayment(nil))
+		if r.status != 201 {
+			t.Fatalf("create: %d %s", r.status, r.raw)
+		}
+		created, err := time.Parse(time.RFC3339Nano, r.body["created_at"].(string))
+		if err != nil {
+			t.Fatal(err)
+		}
+		minute := created.Truncate(time.Minute)
+		for query, want := range map[string]int{
+			"?from=" + strings.ToLower(created.Add(-time.Second).Format(time.RFC3339)): 1,
+			"?from=" + created.Add(-time.Second).Format("20060102T150405Z"):            1,
+			"?from=" + created.Add(time.Second).Format("20060102T150405.000000Z"):      0,
+			"?to=" + minute.Format("2006-01-02T15:04Z"):                                1,
+			"?to=" + minute.Add(-time.Minute).Format("20060102T1504Z"):                 0,
+			"?from=" + minute.Add(time.Minute).Format("2006-01-02T15:04Z"):             0,
+			"?from=" + minute.Format("2006-01-02T15:04Z"):                              1,
+			"?to=" + created.Format("20060102"):                                        1,
+			"?from=" + created.AddDate(0, 0, 1).Format("20060102"):                     0,
+		} {
+			r := do(t, s, "GET", "/v1/transactions"+query, s.APIKey, nil)
+			if r.status != 200 {
+				t.Errorf("%s: %d %s, want 200", query, r.status, r.raw)
+				continue
+			}
+			if got := int(r.body["pagination"].(map[string]any)["total"].(float64)); got != want {
+				t.Errorf("%s: total %d, want %d", query, got, want)
+			}
+		}
+		for _, bad := range []string{"2026-11-26T07", "2026-11-26T07:10", "26-11-26", "2026-W48", "2026-330"} {
+			if r := do(t, s, "GET", "/v1/transactions?from="+bad, s.APIKey, nil); r.status != 400 || r.fields()["from"] == nil {
+				t.Errorf("from=%s: %d %s, want 400 naming from", bad, r.status, r.raw)
+			}
 		}
 	})
 }
