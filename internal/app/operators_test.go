@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -270,4 +271,70 @@ func readAndRestore(r *http.Request) string {
 	b, _ := io.ReadAll(r.Body)
 	r.Body = io.NopCloser(bytes.NewReader(b))
 	return string(b)
+}
+
+// TestFailedLastEnquiryIsAskedAgain: live mode against an Airtel whose
+// enquiries fail at expires_at. A payer who confirmed just before expiry
+// is not reported TIMEOUT for that moment's failure: the expiry check asks
+// again, and settles SUCCESS once Airtel answers. An Airtel that stays
+// unreachable gets TIMEOUT, within the grace.
+func TestFailedLastEnquiryIsAskedAgain(t *testing.T) {
+	for _, engine := range testdb.Engines {
+		t.Run(engine, func(t *testing.T) {
+			t.Parallel()
+			clk := testserver.NewClock(time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC))
+			sim := airtelsim.New(airtelsim.Config{ClientID: "id", ClientSecret: "secret", Now: clk.Now,
+				Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+			h := sim.Handler()
+			var failing atomic.Bool
+			fake := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if failing.Load() && strings.HasPrefix(r.URL.Path, "/standard/v1/payments/") {
+					http.Error(w, "bad gateway", http.StatusBadGateway)
+					return
+				}
+				h.ServeHTTP(w, r)
+			}))
+			t.Cleanup(fake.Close)
+			env := map[string]string{"MOMOPAY_AIRTEL_BASE_URL": fake.URL, "MOMOPAY_AIRTEL_CLIENT_ID": "id", "MOMOPAY_AIRTEL_CLIENT_SECRET": "secret"}
+			a, err := app.Open(t.Context(), app.Config{DatabaseURL: testdb.URL(t, engine), Mode: app.ModeLive, Now: clk.Now, SessionSecret: liveSessionSecret,
+				Getenv: func(k string) string { return env[k] }, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { a.Close() })
+			m, err := a.Merchants.Create(t.Context(), "Live", "live@example.com", "correct horse battery", clk.Now())
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx := t.Context()
+			paid := initiateAirtel(t, a, m.ID, "paid-late", "+23566000001")
+			unknown := initiateAirtel(t, a, m.ID, "never-known", "+23566000002")
+			clk.Advance(paid.ExpiresAt.Sub(clk.Now()) - time.Second)
+			if err := sim.AnswerPayment(ctx, paid.InternalRef, true); err != nil {
+				t.Fatal(err)
+			}
+			clk.Advance(time.Second)
+
+			failing.Store(true)
+			for _, tx := range []*payment.Transaction{paid, unknown} {
+				if wait, err := a.Payments.Expire(ctx, m.ID, tx.ID); err != nil || wait <= 0 {
+					t.Fatalf("expiry check with the enquiry failing: wait %s, %v; want a retry", wait, err)
+				}
+				assertStatus(t, a, m.ID, tx.ID, payment.StatusPending)
+			}
+			failing.Store(false)
+			clk.Advance(3 * time.Second)
+			if wait, err := a.Payments.Expire(ctx, m.ID, paid.ID); err != nil || wait != 0 {
+				t.Fatalf("expiry check once Airtel answers: wait %s, %v", wait, err)
+			}
+			assertStatus(t, a, m.ID, paid.ID, payment.StatusSuccess)
+
+			failing.Store(true)
+			clk.Advance(13 * time.Second) // 16 s past expires_at: the grace is over
+			if wait, err := a.Payments.Expire(ctx, m.ID, unknown.ID); err != nil || wait != 0 {
+				t.Fatalf("expiry check after the grace: wait %s, %v", wait, err)
+			}
+			assertStatus(t, a, m.ID, unknown.ID, payment.StatusTimeout)
+		})
+	}
 }

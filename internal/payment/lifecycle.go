@@ -260,9 +260,24 @@ func pollDelay(age time.Duration) time.Duration {
 	}
 }
 
+// When the last enquiry at expires_at fails (a timeout, an operator's
+// gateway restarting, its breaker open), Expire asks again every
+// lastEnquiryRetry until lastEnquiryGrace past expires_at, and only then
+// settles TIMEOUT without the operator's word: a payer who confirmed just
+// before expiry should not be reported TIMEOUT (and their money left to a
+// reconciliation case) for a moment's failure, and an operator down for
+// longer should not keep the merchant waiting. The grace plus one
+// enquiry's timeout stays inside the 30 s a payment may stay PENDING past
+// expires_at (jobs.Sweeper).
+const (
+	lastEnquiryGrace = 15 * time.Second
+	lastEnquiryRetry = 3 * time.Second
+)
+
 // Expire runs at expires_at: it asks the operator once more; an outcome
 // wins, the operator's own expiry gives EXPIRED, and anything else TIMEOUT.
-// It returns a positive delay when called too early.
+// It returns a positive delay when called too early, or when the last
+// enquiry failed and may be asked again (lastEnquiryGrace).
 func (s *Service) Expire(ctx context.Context, merchantID, id string) (time.Duration, error) {
 	t, err := s.store.Transaction(ctx, merchantID, id)
 	if errors.Is(err, ErrNotFound) {
@@ -281,6 +296,10 @@ func (s *Service) Expire(ctx context.Context, merchantID, id string) (time.Durat
 	if op := s.operators[t.Operator]; op == nil {
 		out.Detail = fmt.Sprintf("%s is no longer configured on this service", t.Operator)
 	} else if o, err := op.PaymentStatus(ctx, operatorPayment(t)); err != nil {
+		if left := t.ExpiresAt.Add(lastEnquiryGrace).Sub(s.now()); left > 0 {
+			s.log.Warn("last status enquiry failed; will ask again before settling TIMEOUT", "transaction_id", id, "err", err)
+			return min(lastEnquiryRetry, left), nil
+		}
 		out.Detail = fmt.Sprintf("last status enquiry failed: %v", err)
 	} else if st, final := statusOf(o.State); final {
 		to, out = st, o
