@@ -178,6 +178,11 @@ func (c *Client) attempt(ctx context.Context, method, u string, body []byte, out
 		rd = bytes.NewReader(body)
 	}
 	req, err := http.NewRequestWithContext(ctx, method, u, rd)
+	if err == nil && (req.URL.Scheme != "https" && req.URL.Scheme != "http" || req.URL.Host == "") {
+		// Go builds "api.example.td/v1/..." as a path with no host; sent,
+		// it fails as a network error the client would retry in vain.
+		err = fmt.Errorf("the base URL %q must start with https:// and name a host", c.baseURL)
+	}
 	if err != nil {
 		return invalidRequest("building the request (check the base URL)", err)
 	}

@@ -209,6 +209,16 @@ func TestInvalidRequest(t *testing.T) {
 		t.Errorf("waits %v, %d requests; want no retry and nothing sent", *waits, s.requests.Load())
 	}
 
+	// A base URL without a scheme is no host at all to Go: refused, not
+	// retried as a network error.
+	for _, base := range []string{"api.example.td", "ftp://api.example.td", "https://"} {
+		c, waits := newTestClient(s, WithBaseURL(base))
+		_, err := c.GetTransaction(context.Background(), "t1")
+		if !errors.Is(err, ErrInvalidRequest) || len(*waits) != 0 || s.requests.Load() != 0 {
+			t.Errorf("base URL %q: err = %v, waits %v; want INVALID_REQUEST at once", base, err, *waits)
+		}
+	}
+
 	// No API method sends a body that cannot be encoded; call is where it
 	// would fail.
 	_, err = c.call(context.Background(), http.MethodPost, "/v1/transactions", nil, make(chan int), nil)
