@@ -229,3 +229,21 @@ func TestFailedCallbackReason(t *testing.T) {
 		t.Fatalf("kept %+v (%v), want FAILED insufficient_balance DP00800001007", tx, err)
 	}
 }
+
+// TestFailedCallbackContradicted: a signed TF callback whose enquiry says
+// TS (callbacks out of order) settles SUCCESS: the operator's ledger says
+// the payer paid.
+func TestFailedCallbackContradicted(t *testing.T) {
+	clock := testserver.NewClock(time.Now())
+	s := testserver.Start(t, testserver.Options{Now: clock.Now})
+	created := do(t, s, "POST", "/v1/transactions", s.APIKey, newPayment(map[string]any{"phone_number": "+23560000001"}))
+	id, ref := created.body["id"].(string), created.body["internal_ref"].(string)
+	clock.Advance(2 * time.Second)
+	if r := postCallback(t, s, "/callbacks/airtel", airtelsim.SignedCallback(s.App.SandboxCallbackSecret, ref, "TF", "failed", "AM8"), ""); r.status != 200 {
+		t.Fatalf("callback: %d %s", r.status, r.raw)
+	}
+	tx, err := s.App.Transactions.Transaction(t.Context(), s.MerchantID, id)
+	if err != nil || tx.Status != payment.StatusSuccess {
+		t.Fatalf("kept %+v (%v), want SUCCESS, the enquiry's word", tx, err)
+	}
+}

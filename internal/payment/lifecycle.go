@@ -127,16 +127,23 @@ func (s *Service) HandleCallback(ctx context.Context, op Operator, cb operator.C
 }
 
 // failureDetails completes a failure reported without its code (Airtel's
-// callback carries only TF) with the enquiry's, which has it. Whatever
-// goes wrong, the callback's own outcome stands.
+// callback carries only TF) with the enquiry's, which has it. The enquiry
+// also catches callbacks that arrive out of order (a TF sent before the
+// payer's second, successful try): when the operator's ledger says the
+// payment succeeded, that wins, since telling the merchant FAILED for a
+// payer who paid is the costlier mistake. Whatever goes wrong, or when the
+// enquiry has no outcome, the callback's own outcome stands.
 func (s *Service) failureDetails(ctx context.Context, op Operator, ref string, o operator.Outcome) operator.Outcome {
 	t, err := s.store.TransactionByInternalRef(ctx, ref)
 	if err != nil || t.Operator != op || t.Status.Final() || s.operators[op] == nil {
 		return o
 	}
 	asked, err := s.operators[op].PaymentStatus(ctx, operatorPayment(t))
-	if err != nil || asked.State != operator.Failed {
+	if err != nil || asked.State != operator.Failed && asked.State != operator.Succeeded {
 		return o
+	}
+	if asked.State == operator.Succeeded {
+		s.log.Warn("failure callback contradicted by the operator's enquiry; settling its success", "transaction_id", t.ID, "operator", op)
 	}
 	return asked
 }
