@@ -338,3 +338,52 @@ func TestFailedLastEnquiryIsAskedAgain(t *testing.T) {
 		})
 	}
 }
+
+// TestDeclinedPushIsFailed: live mode against an Airtel that answers the
+// push itself with a payer's failure (DP00800001007, not enough balance,
+// even under result code ESB000011). The payment is kept: created PENDING
+// and FAILED at once with its reason, as the contract has a refusal for
+// insufficient balance; and however many payers are declined, the circuit
+// breaker stays closed for the next payer.
+func TestDeclinedPushIsFailed(t *testing.T) {
+	for _, engine := range testdb.Engines {
+		t.Run(engine, func(t *testing.T) {
+			t.Parallel()
+			sim := airtelsim.New(airtelsim.Config{ClientID: "id", ClientSecret: "secret", Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+			h := sim.Handler()
+			fake := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if r.URL.Path == "/merchant/v1/payments/" && strings.Contains(readAndRestore(r), "66000009") {
+					w.Header().Set("Content-Type", "application/json")
+					io.WriteString(w, `{"status":{"code":"200","message":"Insufficient balance","result_code":"ESB000011","response_code":"DP00800001007","success":false}}`)
+					return
+				}
+				h.ServeHTTP(w, r)
+			}))
+			t.Cleanup(fake.Close)
+			env := map[string]string{"MOMOPAY_AIRTEL_BASE_URL": fake.URL, "MOMOPAY_AIRTEL_CLIENT_ID": "id", "MOMOPAY_AIRTEL_CLIENT_SECRET": "secret"}
+			a, err := app.Open(t.Context(), app.Config{DatabaseURL: testdb.URL(t, engine), Mode: app.ModeLive, SessionSecret: liveSessionSecret,
+				Getenv: func(k string) string { return env[k] }, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { a.Close() })
+			m, err := a.Merchants.Create(t.Context(), "Live", "live@example.com", "correct horse battery", time.Now())
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i := range 8 {
+				tx := initiateAirtel(t, a, m.ID, fmt.Sprintf("declined-%d", i), "+23566000009")
+				if tx.Status != payment.StatusPending {
+					t.Fatalf("declined push answered %s, want PENDING (the contract's 201)", tx.Status)
+				}
+				got, err := a.Payments.Get(t.Context(), m.ID, tx.ID)
+				if err != nil || got.Status != payment.StatusFailed || got.FailureReason != "insufficient_balance" || got.OperatorCode != "DP00800001007" {
+					t.Fatalf("after a declined push: %+v (%v), want FAILED insufficient_balance DP00800001007", got, err)
+				}
+			}
+			if tx := initiateAirtel(t, a, m.ID, "healthy", "+23566000001"); tx.Status != payment.StatusPending {
+				t.Fatalf("the next payer: %s", tx.Status)
+			}
+		})
+	}
+}

@@ -78,6 +78,11 @@ func (b *breaker) circuit(key string) *circuit {
 			// Any error counts, ambiguous ones included: an operator that
 			// times out is as unhealthy as one that refuses.
 			ReadyToTrip: func(n gobreaker.Counts) bool { return n.ConsecutiveFailures >= b.s.Failures },
+			// A declined payment is the payer's, not an outage.
+			IsSuccessful: func(err error) bool {
+				_, declined := errors.AsType[*DeclinedError](err)
+				return err == nil || declined
+			},
 			OnStateChange: func(_ string, _, to gobreaker.State) {
 				if to == gobreaker.StateOpen {
 					b.mu.Lock()

@@ -11,6 +11,7 @@ package operator
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 )
 
@@ -86,7 +87,8 @@ const (
 type Operator interface {
 	// RequestPayment sends the payment request (USSD push) to the payer.
 	// An error wrapping ErrUnavailable means the operator certainly did not
-	// take the request; any other error is ambiguous (it may have).
+	// take the request; a *DeclinedError that it answered with the
+	// payment's failure; any other error is ambiguous (it may have).
 	RequestPayment(ctx context.Context, p Payment) error
 	// PaymentStatus asks the operator where the payment stands.
 	PaymentStatus(ctx context.Context, p Payment) (Outcome, error)
@@ -115,6 +117,20 @@ func (e *UnavailableError) Is(target error) bool { return target == ErrUnavailab
 
 // Unwrap returns the cause.
 func (e *UnavailableError) Unwrap() error { return e.Cause }
+
+// DeclinedError is a push the operator answered with a final failure that
+// belongs to the payer or the payment (balance, limits, PIN, a refusal),
+// not to an outage. The payment was asked for and failed: the contract
+// makes that FAILED, not 503. The caller keeps the payment and settles it
+// FAILED with Outcome at once, and a circuit breaker does not count it (one
+// payer's empty wallet must not stop every merchant's payments).
+type DeclinedError struct {
+	Outcome Outcome
+}
+
+func (e *DeclinedError) Error() string {
+	return fmt.Sprintf("payment declined by the operator: %s %s", e.Outcome.Code, e.Outcome.Detail)
+}
 
 // Callback is an operator's report, pushed to us, about one payment.
 type Callback struct {

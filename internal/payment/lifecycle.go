@@ -15,6 +15,9 @@ const (
 	SourcePoll     = "poll"
 	SourceExpiry   = "expiry"
 	SourceSandbox  = "sandbox"
+	// SourcePush is the operator's answer to the push itself: a payment
+	// it declined at once (operator.DeclinedError).
+	SourcePush = "push"
 )
 
 // statusOf maps an operator's final state to ours; ok is false while the

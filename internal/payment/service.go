@@ -110,7 +110,9 @@ const pushTimeout = 15 * time.Second
 //
 // The row is committed before the push, so no push is ever sent for a
 // payment we could lose, and marked push-in-flight until the operator took
-// the push (or answered ambiguously); a refused push deletes it. No database
+// the push (or answered ambiguously); a refused push deletes it, and a push
+// the operator declined for the payer's reason (operator.DeclinedError) is
+// kept and settled FAILED at once. No database
 // transaction stays open across the push: SQLite has one writer and
 // PostgreSQL's pool is small. A concurrent create with the same reference
 // that meets an in-flight row waits for its push (see awaitPush) instead of
@@ -168,8 +170,9 @@ func (s *Service) Initiate(ctx context.Context, merchantID string, req CreateReq
 		s.log.Warn("refused push kept: it was judged taken meanwhile", "transaction_id", t.ID)
 		return s.store.Transaction(bg, merchantID, t.ID)
 	}
+	declined, _ := errors.AsType[*operator.DeclinedError](err)
 	note := ""
-	if err != nil {
+	if err != nil && declined == nil {
 		// Ambiguous: the push may have reached the payer. Keep the
 		// transaction PENDING; polling and the expiry check settle it.
 		s.log.Warn("ambiguous push answer; polling will settle", "transaction_id", t.ID, "operator", t.Operator, "err", err)
@@ -182,6 +185,15 @@ func (s *Service) Initiate(ctx context.Context, merchantID string, req CreateReq
 	}
 	t.PushInFlight = false
 	s.log.Info("payment requested", "transaction_id", t.ID, "merchant_id", merchantID, "operator", t.Operator)
+	if declined != nil {
+		// The payer's failure, answered to the push: the payment was
+		// created PENDING (its 201 says so, as the contract has it) and
+		// fails now, with its webhook. Should this write fail, the polls
+		// ask the operator, who knows.
+		if _, _, err := s.settle(bg, merchantID, t.ID, StatusFailed, SourcePush, declined.Outcome); err != nil {
+			s.log.Error("could not settle a declined push; polling will", "transaction_id", t.ID, "err", err)
+		}
+	}
 	return t, nil
 }
 

@@ -176,8 +176,10 @@ func (a *Adapter) bearer(ctx context.Context, fresh bool) (string, error) {
 	req.Header.Set("Accept", "*/*")
 	resp, err := a.cfg.Client.Do(req)
 	if err != nil {
+		// A token that did not come (a timeout, a dropped connection) is
+		// as certain as a refused one: the push waiting for it never left.
 		a.logCall("", "token", start, 0, "", err)
-		return "", fmt.Errorf("airtel token: %w", err)
+		return "", &tokenError{err: err}
 	}
 	defer resp.Body.Close()
 	var tok struct {
@@ -199,8 +201,8 @@ func (a *Adapter) bearer(ctx context.Context, fresh bool) (string, error) {
 	return a.token, nil
 }
 
-// tokenError is a token request Airtel answered without a token. The push
-// that needed it was certainly not sent.
+// tokenError is a token request that brought no token: Airtel refused it,
+// or it failed on the way. The push that needed it was certainly not sent.
 type tokenError struct {
 	status int
 	err    error
@@ -293,7 +295,10 @@ func (a *Adapter) RequestPayment(ctx context.Context, p operator.Payment) error 
 	case ans.httpStatus == http.StatusUnauthorized || ans.httpStatus == http.StatusTooManyRequests || ans.httpStatus >= 500:
 		err = fmt.Errorf("airtel push: HTTP %d, answer unknown", ans.httpStatus)
 	case pushTaken(st.Success, st.ResultCode, st.ResponseCode):
-	case !st.Success && pushRefused(st.ResultCode, st.ResponseCode):
+	case !st.Success && pushDeclined(st.ResponseCode):
+		a.logCall(p.TransactionID, "push", start, ans.httpStatus, st.ResponseCode, nil)
+		return &operator.DeclinedError{Outcome: outcomeOf(statusFailed, st.ResponseCode, st.Message, "")}
+	case !st.Success && pushRefused(st.ResultCode):
 		a.logCall(p.TransactionID, "push", start, ans.httpStatus, code, nil)
 		return &operator.UnavailableError{RetryAfter: a.cfg.RetryAfter, Cause: &RefusalError{Code: code, Message: st.Message}}
 	default:

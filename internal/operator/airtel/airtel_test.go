@@ -180,9 +180,10 @@ func fake(t *testing.T, path string, code int, body string) *bundle {
 
 // TestPushAnswers: the push is decided from Airtel's codes, never from the
 // HTTP status alone. Certain refusals are operator.ErrUnavailable (503,
-// nothing kept); ESB000041 is a push of ours that got through; 401, 429,
-// 5xx and unknown codes leave the answer unknown (the payment stays
-// PENDING).
+// nothing kept); a payer's failure code is a *operator.DeclinedError with
+// its reason (kept, FAILED); ESB000041 is a push of ours that got through;
+// 401, 429, 5xx and unknown codes leave the answer unknown (the payment
+// stays PENDING).
 func TestPushAnswers(t *testing.T) {
 	t.Parallel()
 	const push = "/merchant/v1/payments/"
@@ -190,10 +191,11 @@ func TestPushAnswers(t *testing.T) {
 		name   string
 		code   int
 		body   string
-		answer string // taken, refused, unknown
+		answer string // taken, refused, declined, unknown
 	}{
 		{"200 with success=false ESB000011", 200, `{"status":{"code":"200","message":"Failed","result_code":"ESB000011","success":false}}`, "refused"},
-		{"200 with a payer refusal code", 200, `{"status":{"code":"200","message":"x","result_code":"ESB000010","response_code":"DP00800001007","success":false}}`, "refused"},
+		{"200 with a payer refusal code", 200, `{"status":{"code":"200","message":"x","result_code":"ESB000010","response_code":"DP00800001007","success":false}}`, "declined"},
+		{"ESB000011 with a payer refusal code", 200, `{"status":{"code":"200","message":"x","result_code":"ESB000011","response_code":"DP00800001007","success":false}}`, "declined"},
 		{"400 bad MSISDN", 400, `{"status":{"code":"400","message":"Invalid MSISDN","result_code":"ESB000033","success":false}}`, "refused"},
 		{"ESB000041 id already exists", 200, `{"status":{"code":"200","message":"exists","result_code":"ESB000041","success":false}}`, "taken"},
 		{"in process", 200, `{"data":{"transaction":{"id":"x","status":"Success."}},"status":{"code":"200","result_code":"ESB000010","response_code":"DP00800001006","success":true}}`, "taken"},
@@ -212,6 +214,12 @@ func TestPushAnswers(t *testing.T) {
 			switch {
 			case err == nil:
 				got = "taken"
+			case errors.As(err, new(*operator.DeclinedError)):
+				got = "declined"
+				if d, _ := errors.AsType[*operator.DeclinedError](err); d.Outcome.State != operator.Failed ||
+					d.Outcome.Reason != operator.ReasonInsufficientBalance || d.Outcome.Code != "DP00800001007" {
+					t.Errorf("declined with %+v, want FAILED insufficient_balance DP00800001007", d.Outcome)
+				}
 			case errors.Is(err, operator.ErrUnavailable):
 				got = "refused"
 				if ue, _ := errors.AsType[*operator.UnavailableError](err); ue.RetryAfter != 3*time.Second {
@@ -331,6 +339,31 @@ func TestSlowOperator(t *testing.T) {
 	}
 	if _, err := b.ad.PaymentStatus(t.Context(), p); err == nil {
 		t.Fatal("slow enquiry: no error")
+	}
+}
+
+// TestSlowTokenRefusesThePush: a token request that times out means the
+// push never left: a refusal (503, nothing kept), not an ambiguous push
+// that would keep a payment Airtel never heard of PENDING until TIMEOUT.
+func TestSlowTokenRefusesThePush(t *testing.T) {
+	t.Parallel()
+	b := setup(t, func(sim http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.URL.Path == "/auth/oauth2/token" {
+				select {
+				case <-time.After(2 * time.Second):
+				case <-r.Context().Done():
+				}
+			}
+			sim.ServeHTTP(w, r)
+		})
+	}, func(c *airtel.Config) { c.CallTimeout = 200 * time.Millisecond })
+	err := b.ad.RequestPayment(t.Context(), pay(airtelsim.PhoneSuccess))
+	if !errors.Is(err, operator.ErrUnavailable) {
+		t.Fatalf("push after a token timeout: %v, want ErrUnavailable", err)
+	}
+	if n := b.count("/merchant/v1/payments/"); n != 0 {
+		t.Errorf("%d pushes sent without a token", n)
 	}
 }
 

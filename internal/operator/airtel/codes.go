@@ -51,18 +51,26 @@ func FailureReason(code string) operator.FailureReason {
 }
 
 // pushRefused reports whether a push answer with status.success=false and
-// these codes certainly means the push was not taken, so the payment can
-// be forgotten and the merchant told 503. Unverified: Airtel documents the
-// codes, not which of them can come back from the push itself; a code not
-// listed here leaves the answer ambiguous (the payment stays PENDING and
-// the enquiries settle it), which is the safe side.
-func pushRefused(resultCode, responseCode string) bool {
+// this result code certainly means the push was not taken, so the payment
+// can be forgotten and the merchant told 503. Unverified: Airtel documents
+// the codes, not which of them can come back from the push itself; a code
+// not listed here leaves the answer ambiguous (the payment stays PENDING
+// and the enquiries settle it), which is the safe side.
+func pushRefused(resultCode string) bool {
 	switch resultCode {
 	case codeFailed, "ESB000033", "ESB000034", "ESB000035", "ESB000036", "ESB000039":
 		return true
 	}
-	_, refused := failureReasons[responseCode]
-	return refused
+	return false
+}
+
+// pushDeclined reports whether a push answer with status.success=false
+// carries a payer's failure (DP008000010xx: balance, PIN, limits, refusal),
+// whatever its result code: the payment was asked for and failed, which
+// the contract makes FAILED, not an outage to retry.
+func pushDeclined(responseCode string) bool {
+	_, declined := failureReasons[responseCode]
+	return declined
 }
 
 // pushTaken reports whether a push answer says Airtel took the push.

@@ -3,13 +3,10 @@ package moov
 import (
 	"sync"
 	"time"
-
-	"github.com/momopay/momopay/internal/operator"
 )
 
-// pushMemory remembers, per internal_ref, what Moov answered to the push:
-// the referenceid that getTransactionStatus expects, or the reason of a
-// certain refusal, reported as FAILED by the first poll.
+// pushMemory remembers, per internal_ref, the referenceid Moov answered to
+// the push, which getTransactionStatus expects.
 //
 // It lives in this process only, for memoryTTL: a poll served by another
 // instance, or after a restart, asks Moov by our internal_ref instead
@@ -22,7 +19,6 @@ type pushMemory struct {
 
 type pushRecord struct {
 	referenceID string
-	refused     *operator.Outcome
 	at          time.Time
 }
 
@@ -32,10 +28,6 @@ const memoryTTL = 15 * time.Minute
 
 func (m *pushMemory) taken(ref, referenceID string, now time.Time) {
 	m.put(ref, pushRecord{referenceID: referenceID, at: now})
-}
-
-func (m *pushMemory) refused(ref string, o operator.Outcome, now time.Time) {
-	m.put(ref, pushRecord{refused: &o, at: now})
 }
 
 func (m *pushMemory) put(ref string, r pushRecord) {
@@ -55,10 +47,9 @@ func (m *pushMemory) put(ref string, r pushRecord) {
 	m.byID[ref] = r
 }
 
-// lookup returns the referenceid of ref's push, or its refusal.
-func (m *pushMemory) lookup(ref string) (referenceID string, refused *operator.Outcome) {
+// lookup returns the referenceid of ref's push, or "".
+func (m *pushMemory) lookup(ref string) string {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	r := m.byID[ref]
-	return r.referenceID, r.refused
+	return m.byID[ref].referenceID
 }

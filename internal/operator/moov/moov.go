@@ -156,16 +156,13 @@ func (o *Operator) RequestPayment(ctx context.Context, p operator.Payment) error
 		return &operator.UnavailableError{RetryAfter: ConfigRetryAfter, Cause: errors.New(detail(code, a.Description))}
 	case failures[code] != "":
 		// Refused for good because of the payer or the payment (funds,
-		// limits, not registered): not an outage, so the push is reported
-		// taken (an error would count towards opening the circuit breaker
-		// for everyone's payments), and the first poll reports FAILED with
-		// the reason, without asking Moov.
+		// limits, not registered): not an outage. The payment is kept and
+		// settled FAILED with the reason at once; the circuit breaker does
+		// not count it against everyone's payments.
 		out := outcomeOf(a)
 		out.State, out.Reason = operator.Failed, reasonOf(code)
-		o.pushes.refused(p.Ref, out, o.now())
-		o.log.Info("moov refused the push; the first poll reports it FAILED",
-			"transaction_id", p.TransactionID, "internal_ref", p.Ref, "moov_status", code)
-		return nil
+		o.log.Info("moov declined the push", "transaction_id", p.TransactionID, "internal_ref", p.Ref, "moov_status", code)
+		return &operator.DeclinedError{Outcome: out}
 	default:
 		// 92, 94 or a code we do not know: the push may stand.
 		o.log.Warn("moov push answered with an unexpected status; polling will settle", "transaction_id", p.TransactionID, "internal_ref", p.Ref, "moov_status", code)
@@ -177,10 +174,7 @@ func (o *Operator) RequestPayment(ctx context.Context, p operator.Payment) error
 // PaymentStatus asks getTransactionStatus. It never reports FAILED unless
 // Moov said so with one of its failure codes.
 func (o *Operator) PaymentStatus(ctx context.Context, p operator.Payment) (operator.Outcome, error) {
-	transid, refused := o.pushes.lookup(p.Ref)
-	if refused != nil {
-		return *refused, nil
-	}
+	transid := o.pushes.lookup(p.Ref)
 	if wait := o.backingOff(); wait > 0 {
 		return operator.Outcome{}, &BusyError{RetryAfter: wait}
 	}

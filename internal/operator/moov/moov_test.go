@@ -204,13 +204,14 @@ func TestStatusCodes(t *testing.T) {
 }
 
 // TestPushAnswers: which push answers are taken, refused for now
-// (unavailable), or refused for good (FAILED at the first poll).
+// (unavailable), or declined for good (a DeclinedError, FAILED with its
+// reason).
 func TestPushAnswers(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
 		code       string
 		retryAfter time.Duration // an UnavailableError with it
-		failed     string        // taken, then FAILED with this detail at the first poll
+		failed     string        // declined: FAILED with this detail
 	}{
 		{code: "0"}, {code: "100"}, {code: "12345"},
 		{code: "99", retryAfter: BusyRetryAfter}, {code: "-1", retryAfter: BusyRetryAfter},
@@ -232,15 +233,15 @@ func TestPushAnswers(t *testing.T) {
 					t.Fatalf("got %v; want unavailable, retry after %s", err, tc.retryAfter)
 				}
 			case tc.failed != "":
-				if err != nil {
-					t.Fatalf("got %v; want the push reported taken", err)
+				d, declined := errors.AsType[*operator.DeclinedError](err)
+				if !declined {
+					t.Fatalf("got %v; want the push declined", err)
 				}
-				o, err := b.op.PaymentStatus(context.Background(), p)
-				if err != nil || o.State != operator.Failed || o.Detail != tc.failed || o.Code != tc.code || o.Reason == "" {
-					t.Fatalf("first poll: %+v, %v; want FAILED %q", o, err, tc.failed)
+				if o := d.Outcome; o.State != operator.Failed || o.Detail != tc.failed || o.Code != tc.code || o.Reason == "" {
+					t.Fatalf("declined with %+v; want FAILED %q", o, tc.failed)
 				}
 				if f.calls.Load() != 1 {
-					t.Errorf("the refused push's poll asked Moov")
+					t.Errorf("%d calls to Moov, want the push alone", f.calls.Load())
 				}
 			case err != nil:
 				t.Fatalf("got %v; want taken", err)
