@@ -204,6 +204,9 @@ func (a *App) wire(ctx context.Context) error {
 	if a.Schema, err = db.ApplyMigrations(ctx); err != nil {
 		return err
 	}
+	if err := db.CheckMode(ctx, cfg.Mode == ModeLive); err != nil {
+		return err
+	}
 	sqlite := db.Dialect == store.SQLite
 	if err := jobs.Migrate(ctx, db.DB, sqlite); err != nil {
 		return fmt.Errorf("migrate jobs: %w", err)

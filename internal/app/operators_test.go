@@ -16,6 +16,7 @@ import (
 	"github.com/momopay/momopay/internal/app"
 	"github.com/momopay/momopay/internal/operator/airtel/airtelsim"
 	"github.com/momopay/momopay/internal/payment"
+	"github.com/momopay/momopay/internal/store"
 	"github.com/momopay/momopay/internal/team"
 	"github.com/momopay/momopay/internal/testdb"
 	"github.com/momopay/momopay/internal/testserver"
@@ -383,6 +384,46 @@ func TestDeclinedPushIsFailed(t *testing.T) {
 			}
 			if tx := initiateAirtel(t, a, m.ID, "healthy", "+23566000001"); tx.Status != payment.StatusPending {
 				t.Fatalf("the next payer: %s", tx.Status)
+			}
+		})
+	}
+}
+
+// TestServedLiveRefusesSandbox: a database that has served in live mode
+// is refused in sandbox mode, so an administrative command run against it
+// without MOMOPAY_MODE cannot settle a real payment through the simulator
+// ("sandbox confirm" made a live payment SUCCESS with no money taken). In
+// live mode the same commands work.
+func TestServedLiveRefusesSandbox(t *testing.T) {
+	for _, engine := range testdb.Engines {
+		t.Run(engine, func(t *testing.T) {
+			t.Parallel()
+			db := testdb.URL(t, engine)
+			env := map[string]string{"MOMOPAY_DATABASE_URL": db,
+				"MOMOPAY_AIRTEL_BASE_URL": "http://127.0.0.1:1", "MOMOPAY_AIRTEL_CLIENT_ID": "id", "MOMOPAY_AIRTEL_CLIENT_SECRET": "secret"}
+			quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+			live, err := app.Open(t.Context(), app.Config{DatabaseURL: db, Mode: app.ModeLive, SessionSecret: liveSessionSecret,
+				Getenv: func(k string) string { return env[k] }, Logger: quiet})
+			if err != nil {
+				t.Fatal(err)
+			}
+			m, err := live.Merchants.Create(t.Context(), "Live", "live@example.com", "correct horse battery", time.Now())
+			if err != nil {
+				t.Fatal(err)
+			}
+			live.Close()
+
+			if _, err := app.Open(t.Context(), app.Config{DatabaseURL: db, Logger: quiet}); !errors.Is(err, store.ErrServedLive) {
+				t.Fatalf("sandbox serve on a live database: %v, want ErrServedLive", err)
+			}
+			for _, args := range [][]string{{"sandbox", "confirm", "01a216b5-d255-7770-928b-463c7480d930"}, {"merchant", "list"}} {
+				if _, _, err := cliRun(t, env, "", args...); err == nil || !strings.Contains(err.Error(), "MOMOPAY_MODE=live") {
+					t.Errorf("%v without MOMOPAY_MODE: %v, want the live database refused", args, err)
+				}
+			}
+			env["MOMOPAY_MODE"] = "live"
+			if out, _, err := cliRun(t, env, "", "merchant", "list"); err != nil || !strings.Contains(out, m.ID) {
+				t.Errorf("merchant list in live mode: %v %q", err, out)
 			}
 		})
 	}
