@@ -15,6 +15,7 @@ import (
 
 	"github.com/momopay/momopay/internal/app"
 	"github.com/momopay/momopay/internal/operator/airtel/airtelsim"
+	"github.com/momopay/momopay/internal/operator/moov"
 	"github.com/momopay/momopay/internal/payment"
 	"github.com/momopay/momopay/internal/store"
 	"github.com/momopay/momopay/internal/team"
@@ -425,6 +426,66 @@ func TestServedLiveRefusesSandbox(t *testing.T) {
 			if out, _, err := cliRun(t, env, "", "merchant", "list"); err != nil || !strings.Contains(out, m.ID) {
 				t.Errorf("merchant list in live mode: %v %q", err, out)
 			}
+		})
+	}
+}
+
+// TestMoovAskedByItsReferenceAnywhere: live mode against a Moov that finds
+// payments by the referenceid it answered to the push, not by our
+// internal_ref. The referenceid is kept with the transaction, so another
+// instance (or this one restarted), whose adapter never saw the push,
+// polls the payment to SUCCESS. Kept in one process's memory only, the
+// payment would have ended TIMEOUT while the payer had paid.
+func TestMoovAskedByItsReferenceAnywhere(t *testing.T) {
+	for _, engine := range testdb.Engines {
+		t.Run(engine, func(t *testing.T) {
+			t.Parallel()
+			clk := testserver.NewClock(time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC))
+			quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+			const user, pass, key = "merchant", "a-moov-password", "0123456789abcdef0123456789abcdef"
+			token, err := moov.Token(user, pass, key)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sim := moov.NewSimulator(moov.SimulatorConfig{Token: token, Now: clk.Now, Logger: quiet})
+			fake := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if strings.Contains(readAndRestore(r), "<transid>SERVICE-") {
+					http.Error(w, "no such transaction", http.StatusInternalServerError)
+					return
+				}
+				sim.ServeHTTP(w, r)
+			}))
+			t.Cleanup(fake.Close)
+			db := testdb.URL(t, engine)
+			env := map[string]string{"MOMOPAY_MOOV_URL": fake.URL, "MOMOPAY_MOOV_USERNAME": user, "MOMOPAY_MOOV_PASSWORD": pass, "MOMOPAY_MOOV_KEY": key}
+			open := func() *app.App {
+				a, err := app.Open(t.Context(), app.Config{DatabaseURL: db, Mode: app.ModeLive, Now: clk.Now, SessionSecret: liveSessionSecret,
+					Getenv: func(k string) string { return env[k] }, Logger: quiet})
+				if err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(func() { a.Close() })
+				return a
+			}
+			pusher := open()
+			m, err := pusher.Merchants.Create(t.Context(), "Live", "live@example.com", "correct horse battery", clk.Now())
+			if err != nil {
+				t.Fatal(err)
+			}
+			tx, err := pusher.Payments.Initiate(t.Context(), m.ID, payment.CreateRequest{
+				Reference: "moov-1", Amount: 5000, Currency: "XAF", Operator: "MOOV", PhoneNumber: moov.PhoneSuccess})
+			if err != nil {
+				t.Fatal(err)
+			}
+			other := open()
+			for range 10 {
+				wait, err := other.Payments.Poll(t.Context(), m.ID, tx.ID)
+				if err != nil || wait == 0 {
+					break
+				}
+				clk.Advance(wait)
+			}
+			assertStatus(t, other, m.ID, tx.ID, payment.StatusSuccess)
 		})
 	}
 }

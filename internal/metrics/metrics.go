@@ -214,6 +214,7 @@ const (
 	opPaymentStatus  = "payment_status"
 
 	outcomeOK          = "ok"
+	outcomeDeclined    = "declined"     // the payer's failure, answered to the push
 	outcomeUnavailable = "unavailable"  // certainly not taken (down, refused)
 	outcomeCircuitOpen = "circuit_open" // refused by our breaker, operator not asked
 	outcomeTimeout     = "timeout"
@@ -226,11 +227,11 @@ type observedOperator struct {
 	m    *Metrics
 }
 
-func (o *observedOperator) RequestPayment(ctx context.Context, p operator.Payment) error {
+func (o *observedOperator) RequestPayment(ctx context.Context, p operator.Payment) (string, error) {
 	start := time.Now()
-	err := o.op.RequestPayment(ctx, p)
+	ref, err := o.op.RequestPayment(ctx, p)
 	o.observe(opRequestPayment, outcomeOf(err), time.Since(start))
-	return err
+	return ref, err
 }
 
 func (o *observedOperator) PaymentStatus(ctx context.Context, p operator.Payment) (operator.Outcome, error) {
@@ -253,6 +254,9 @@ func outcomeOf(err error) string {
 		return outcomeOK
 	case errors.Is(err, context.DeadlineExceeded):
 		return outcomeTimeout
+	}
+	if _, ok := errors.AsType[*operator.DeclinedError](err); ok {
+		return outcomeDeclined
 	}
 	if _, ok := errors.AsType[*operator.CircuitOpenError](err); ok {
 		return outcomeCircuitOpen

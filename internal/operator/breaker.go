@@ -61,7 +61,7 @@ type breaker struct {
 // circuit is one gobreaker and the time it last opened, which gobreaker
 // does not expose but retry_after needs.
 type circuit struct {
-	cb       *gobreaker.CircuitBreaker[struct{}]
+	cb       *gobreaker.CircuitBreaker[string]
 	openedAt time.Time // guarded by breaker.mu
 }
 
@@ -71,7 +71,7 @@ func (b *breaker) circuit(key string) *circuit {
 	c := b.circuits[key]
 	if c == nil {
 		c = &circuit{}
-		c.cb = gobreaker.NewCircuitBreaker[struct{}](gobreaker.Settings{
+		c.cb = gobreaker.NewCircuitBreaker[string](gobreaker.Settings{
 			Name:        b.name,
 			MaxRequests: 1,
 			Timeout:     b.s.OpenFor,
@@ -96,22 +96,22 @@ func (b *breaker) circuit(key string) *circuit {
 	return c
 }
 
-func (b *breaker) RequestPayment(ctx context.Context, p Payment) error {
+func (b *breaker) RequestPayment(ctx context.Context, p Payment) (string, error) {
 	key := ""
 	if b.s.PerMerchant {
 		key = p.MerchantID
 	}
 	c := b.circuit(key)
-	_, err := c.cb.Execute(func() (struct{}, error) { return struct{}{}, b.op.RequestPayment(ctx, p) })
+	ref, err := c.cb.Execute(func() (string, error) { return b.op.RequestPayment(ctx, p) })
 	switch {
 	case errors.Is(err, gobreaker.ErrOpenState):
 		b.mu.Lock()
 		left := b.s.OpenFor - time.Since(c.openedAt)
 		b.mu.Unlock()
-		return b.refusal(left)
+		return "", b.refusal(left)
 	case errors.Is(err, gobreaker.ErrTooManyRequests):
 		// Half-open: the one trial push is under way.
-		return b.refusal(time.Second)
+		return "", b.refusal(time.Second)
 	case err == nil && b.s.PerMerchant && c.cb.State() == gobreaker.StateClosed:
 		// A healthy merchant needs no circuit: keeps the map small. A
 		// concurrent failure recorded on the dropped circuit is lost,
@@ -122,7 +122,7 @@ func (b *breaker) RequestPayment(ctx context.Context, p Payment) error {
 		}
 		b.mu.Unlock()
 	}
-	return err
+	return ref, err
 }
 
 // refusal is the error of a push the breaker did not let through; wait is

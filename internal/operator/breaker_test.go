@@ -18,14 +18,14 @@ type refusing struct {
 	reached int
 }
 
-func (o *refusing) RequestPayment(_ context.Context, p operator.Payment) error {
+func (o *refusing) RequestPayment(_ context.Context, p operator.Payment) (string, error) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	o.reached++
 	if o.down[p.MerchantID] {
-		return &operator.UnavailableError{RetryAfter: 2 * time.Second}
+		return "", &operator.UnavailableError{RetryAfter: 2 * time.Second}
 	}
-	return nil
+	return "", nil
 }
 
 func (o *refusing) PaymentStatus(context.Context, operator.Payment) (operator.Outcome, error) {
@@ -39,7 +39,8 @@ func TestBreaker(t *testing.T) {
 	t.Parallel()
 	const openFor = 2 * time.Second
 	push := func(op operator.Operator, merchant string) error {
-		return op.RequestPayment(t.Context(), operator.Payment{Ref: "SERVICE-TEST0001", MerchantID: merchant})
+		_, err := op.RequestPayment(t.Context(), operator.Payment{Ref: "SERVICE-TEST0001", MerchantID: merchant})
+		return err
 	}
 	circuitOpen := func(err error) *operator.CircuitOpenError {
 		co, _ := errors.AsType[*operator.CircuitOpenError](err)

@@ -33,6 +33,10 @@ type Payment struct {
 	// RequestedAt is when the payment was created; the sandbox derives its
 	// simulated payer's behaviour from it, so it needs no state of its own.
 	RequestedAt time.Time
+	// OperatorRef is the operator's own id of the payment as far as we
+	// know it (what RequestPayment returned, or an outcome's
+	// OperatorRef), kept with the transaction; "" when none came.
+	OperatorRef string
 }
 
 // State is an operator's view of a payment.
@@ -86,10 +90,15 @@ const (
 // Operator is one Mobile Money operator.
 type Operator interface {
 	// RequestPayment sends the payment request (USSD push) to the payer.
+	// It returns the operator's own id of the payment when its answer
+	// carried one that later calls need (Moov's referenceid, which its
+	// status enquiry takes): the caller keeps it with the transaction and
+	// passes it back in Payment.OperatorRef, so that any instance, after
+	// any restart, can ask about the payment.
 	// An error wrapping ErrUnavailable means the operator certainly did not
 	// take the request; a *DeclinedError that it answered with the
 	// payment's failure; any other error is ambiguous (it may have).
-	RequestPayment(ctx context.Context, p Payment) error
+	RequestPayment(ctx context.Context, p Payment) (operatorRef string, err error)
 	// PaymentStatus asks the operator where the payment stands.
 	PaymentStatus(ctx context.Context, p Payment) (Outcome, error)
 }

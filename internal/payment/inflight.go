@@ -82,7 +82,7 @@ func (s *Service) awaitPush(ctx context.Context, merchantID, id string) (*Transa
 			return t, err
 		}
 		if s.pushJudgedTaken(t) || time.Now().After(deadline) {
-			if err := s.store.PushTaken(ctx, merchantID, id, s.pushStep(pushJudgedTakenNote)); err != nil {
+			if err := s.store.PushTaken(ctx, merchantID, id, "", s.pushStep(pushJudgedTakenNote)); err != nil {
 				return nil, err
 			}
 			// Read again: the sender may have deleted it just before.

@@ -214,7 +214,7 @@ func (s *Service) Poll(ctx context.Context, merchantID, id string) (time.Duratio
 		}
 		// Its sender died during the push, which may have reached the
 		// payer: keep the transaction, show it, and poll it like any other.
-		if err := s.store.PushTaken(ctx, merchantID, id, s.pushStep(pushJudgedTakenNote)); err != nil {
+		if err := s.store.PushTaken(ctx, merchantID, id, "", s.pushStep(pushJudgedTakenNote)); err != nil {
 			return 0, err
 		}
 	}

@@ -28,10 +28,12 @@ type Store interface {
 	// in flight, because the operator refused it. It reports false when
 	// there was none (the push was meanwhile judged taken, or settled).
 	DeleteTransaction(ctx context.Context, merchantID, id string) (bool, error)
-	// PushTaken records that a transaction's push is no longer in flight
-	// and adds step (EventPushAccepted or EventPushUnconfirmed) to its
-	// timeline, both only when the flag was still set.
-	PushTaken(ctx context.Context, merchantID, id string, step TransactionEvent) error
+	// PushTaken records that a transaction's push is no longer in flight,
+	// with the operator's id of it when the push returned one (kept as
+	// OperatorRef; "" keeps what is there), and adds step
+	// (EventPushAccepted or EventPushUnconfirmed) to its timeline, all
+	// only when the flag was still set.
+	PushTaken(ctx context.Context, merchantID, id, operatorRef string, step TransactionEvent) error
 	// Heard adds an answer that changed nothing (a status poll or callback
 	// saying the payment is still pending) to the transaction's timeline.
 	Heard(ctx context.Context, merchantID, id string, e TransactionEvent) error
@@ -155,7 +157,7 @@ func (s *Service) Initiate(ctx context.Context, merchantID string, req CreateReq
 	bg := context.WithoutCancel(ctx)
 	pushCtx, cancel := context.WithTimeout(bg, pushTimeout)
 	defer cancel()
-	err = s.operators[t.Operator].RequestPayment(pushCtx, operatorPayment(t))
+	operatorRef, err := s.operators[t.Operator].RequestPayment(pushCtx, operatorPayment(t))
 	if ue, ok := errors.AsType[*operator.UnavailableError](err); ok {
 		deleted, derr := s.store.DeleteTransaction(bg, merchantID, t.ID)
 		if derr != nil {
@@ -178,12 +180,12 @@ func (s *Service) Initiate(ctx context.Context, merchantID string, req CreateReq
 		s.log.Warn("ambiguous push answer; polling will settle", "transaction_id", t.ID, "operator", t.Operator, "err", err)
 		note = "the operator's answer was ambiguous (" + err.Error() + "): status polls settle it"
 	}
-	if err := s.store.PushTaken(bg, merchantID, t.ID, s.pushStep(note)); err != nil {
+	if err := s.store.PushTaken(bg, merchantID, t.ID, operatorRef, s.pushStep(note)); err != nil {
 		// The row is kept either way; duplicates and the poller treat it as
 		// taken once pushTimeout and the margin have passed.
 		s.log.Error("could not record the push as taken", "transaction_id", t.ID, "err", err)
 	}
-	t.PushInFlight = false
+	t.PushInFlight, t.OperatorRef = false, operatorRef
 	s.log.Info("payment requested", "transaction_id", t.ID, "merchant_id", merchantID, "operator", t.Operator)
 	if declined != nil {
 		// The payer's failure, answered to the push: the payment was
@@ -285,7 +287,8 @@ func (s *Service) takenFirst(ctx context.Context, merchantID, reference string, 
 }
 
 func operatorPayment(t *Transaction) operator.Payment {
-	p := operator.Payment{Ref: t.InternalRef, MerchantID: t.MerchantID, TransactionID: t.ID, Amount: t.Amount, PhoneNumber: t.PhoneNumber, RequestedAt: t.CreatedAt}
+	p := operator.Payment{Ref: t.InternalRef, MerchantID: t.MerchantID, TransactionID: t.ID, Amount: t.Amount, PhoneNumber: t.PhoneNumber,
+		RequestedAt: t.CreatedAt, OperatorRef: t.OperatorRef}
 	if t.Description != nil {
 		p.Description = *t.Description
 	}

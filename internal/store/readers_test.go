@@ -21,7 +21,7 @@ func TestReadsDoNotWaitForTheWriter(t *testing.T) {
 		txs, create := newTransactions(t, db)
 		now := time.Now().UTC().Truncate(time.Microsecond)
 		tr := create("held-1", now)
-		if err := txs.PushTaken(ctx, tr.MerchantID, tr.ID, payment.TransactionEvent{Kind: payment.EventPushAccepted, At: now}); err != nil {
+		if err := txs.PushTaken(ctx, tr.MerchantID, tr.ID, "", payment.TransactionEvent{Kind: payment.EventPushAccepted, At: now}); err != nil {
 			t.Fatal(err)
 		}
 

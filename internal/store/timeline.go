@@ -24,32 +24,32 @@ import (
 // database server within ~200 ms can do, leaves the flag set, and the flag
 // already expires by itself (duplicates and the poller treat the push as
 // taken once pushTimeout and its margin have passed).
-func (s *Transactions) PushTaken(ctx context.Context, merchantID, id string, step payment.TransactionEvent) error {
+func (s *Transactions) PushTaken(ctx context.Context, merchantID, id, operatorRef string, step payment.TransactionEvent) error {
 	if s.db.Dialect == Postgres {
 		_, err := s.db.ExecContext(ctx, `WITH `+RelaxedCommit+`, taken AS (
-				UPDATE transactions SET push_in_flight = FALSE
+				UPDATE transactions SET push_in_flight = FALSE, operator_ref = COALESCE(NULLIF($9, ''), operator_ref)
 				WHERE merchant_id = $1 AND id = $2 AND push_in_flight RETURNING merchant_id, id)
 			INSERT INTO transaction_events (`+eventColumns+`)
 			SELECT $3, merchant_id, id, $4, $5, $6, $7, $8 FROM taken, relaxed`,
 			merchantID, id, uuid.Must(uuid.NewV7()).String(), string(step.Kind), step.Source, string(step.Status),
-			payment.EventDetail(step.Detail), s.db.Time(step.At))
+			payment.EventDetail(step.Detail), s.db.Time(step.At), operatorRef)
 		return err
 	}
 	// SQLite: with the others waiting for the writer (s.pushes).
-	_, err := s.pushes.Do(pushTaken{merchantID, id, step})
+	_, err := s.pushes.Do(pushTaken{merchantID, id, operatorRef, step})
 	return err
 }
 
 // pushTaken is what PushTaken writes.
 type pushTaken struct {
-	merchantID, id string
-	step           payment.TransactionEvent
+	merchantID, id, operatorRef string
+	step                        payment.TransactionEvent
 }
 
 // markTaken clears p's flag inside tx, and writes its step if it did.
 func (s *Transactions) markTaken(ctx context.Context, tx *sql.Tx, p pushTaken) error {
-	res, err := tx.ExecContext(ctx, `UPDATE transactions SET push_in_flight = FALSE
-		WHERE merchant_id = $1 AND id = $2 AND push_in_flight`, p.merchantID, p.id)
+	res, err := tx.ExecContext(ctx, `UPDATE transactions SET push_in_flight = FALSE, operator_ref = COALESCE(NULLIF($3, ''), operator_ref)
+		WHERE merchant_id = $1 AND id = $2 AND push_in_flight`, p.merchantID, p.id, p.operatorRef)
 	if err != nil {
 		return err
 	}

@@ -24,12 +24,16 @@ func TestTimeline(t *testing.T) {
 		step := func(kind payment.EventKind, at time.Time) payment.TransactionEvent {
 			return payment.TransactionEvent{Kind: kind, At: at, Status: payment.StatusPending}
 		}
-		if err := txs.PushTaken(ctx, tr.MerchantID, tr.ID, step(payment.EventPushAccepted, now.Add(time.Second))); err != nil {
+		if err := txs.PushTaken(ctx, tr.MerchantID, tr.ID, "72024103000000009", step(payment.EventPushAccepted, now.Add(time.Second))); err != nil {
 			t.Fatal(err)
 		}
-		// Reported taken again (a duplicate waiting on it): no second step.
-		if err := txs.PushTaken(ctx, tr.MerchantID, tr.ID, step(payment.EventPushUnconfirmed, now.Add(2*time.Second))); err != nil {
+		// Reported taken again (a duplicate waiting on it): no second step,
+		// and the operator's id of the push stays.
+		if err := txs.PushTaken(ctx, tr.MerchantID, tr.ID, "", step(payment.EventPushUnconfirmed, now.Add(2*time.Second))); err != nil {
 			t.Fatal(err)
+		}
+		if got, err := txs.Transaction(ctx, tr.MerchantID, tr.ID); err != nil || got.OperatorRef != "72024103000000009" {
+			t.Fatalf("operator ref kept with the push: %+v (%v)", got, err)
 		}
 		if err := txs.Heard(ctx, tr.MerchantID, tr.ID, payment.TransactionEvent{Kind: payment.EventHeard, At: now.Add(3 * time.Second),
 			Source: payment.SourcePoll, Status: payment.StatusPending, Detail: "TIP\x00 in progress"}); err != nil {

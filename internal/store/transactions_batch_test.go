@@ -188,7 +188,7 @@ func TestConcurrentSettlements(t *testing.T) {
 		var pushes []func() error
 		for i, tr := range append(trs, trs[0]) { // the first one twice
 			pushes = append(pushes, func() error {
-				return txs.PushTaken(ctx, merchant, tr.ID, payment.TransactionEvent{Kind: payment.EventPushAccepted, At: now.Add(time.Duration(i) * time.Millisecond), Status: payment.StatusPending})
+				return txs.PushTaken(ctx, merchant, tr.ID, "", payment.TransactionEvent{Kind: payment.EventPushAccepted, At: now.Add(time.Duration(i) * time.Millisecond), Status: payment.StatusPending})
 			})
 		}
 		for i, err := range concurrently(t, db, txs, pushes...) {

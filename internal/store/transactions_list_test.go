@@ -173,7 +173,7 @@ func lifecycle(t *testing.T, txs *store.Transactions, tr *payment.Transaction, r
 	t.Helper()
 	ctx := t.Context()
 	taken := func() {
-		if err := txs.PushTaken(ctx, tr.MerchantID, tr.ID, payment.TransactionEvent{Kind: payment.EventPushAccepted, At: tr.CreatedAt, Status: payment.StatusPending}); err != nil {
+		if err := txs.PushTaken(ctx, tr.MerchantID, tr.ID, "", payment.TransactionEvent{Kind: payment.EventPushAccepted, At: tr.CreatedAt, Status: payment.StatusPending}); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -112,7 +112,7 @@ func TestPushInFlight(t *testing.T) {
 		}
 
 		// Taken: listed, and a late refusal no longer deletes it.
-		if err := txs.PushTaken(ctx, dup.MerchantID, dup.ID, payment.TransactionEvent{Kind: payment.EventPushAccepted, At: now}); err != nil {
+		if err := txs.PushTaken(ctx, dup.MerchantID, dup.ID, "", payment.TransactionEvent{Kind: payment.EventPushAccepted, At: now}); err != nil {
 			t.Fatal(err)
 		}
 		if deleted, err := txs.DeleteTransaction(ctx, dup.MerchantID, dup.ID); err != nil || deleted {

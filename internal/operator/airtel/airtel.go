@@ -271,7 +271,7 @@ func notSent(err error) bool {
 // ambiguous: the payment stays PENDING and the enquiries settle it. Only a
 // refusal certain to have happened before the push was taken is an
 // operator.UnavailableError.
-func (a *Adapter) RequestPayment(ctx context.Context, p operator.Payment) error {
+func (a *Adapter) RequestPayment(ctx context.Context, p operator.Payment) (string, error) {
 	start := time.Now()
 	var body pushRequest
 	body.Reference = p.Description
@@ -285,9 +285,9 @@ func (a *Adapter) RequestPayment(ctx context.Context, p operator.Payment) error 
 	if err != nil {
 		a.logCall(p.TransactionID, "push", start, 0, "", err)
 		if notSent(err) {
-			return &operator.UnavailableError{RetryAfter: a.cfg.RetryAfter, Cause: err}
+			return "", &operator.UnavailableError{RetryAfter: a.cfg.RetryAfter, Cause: err}
 		}
-		return fmt.Errorf("airtel push: answer unknown: %w", err)
+		return "", fmt.Errorf("airtel push: answer unknown: %w", err)
 	}
 	st := ans.status
 	code := firstOf(st.ResultCode, st.ResponseCode)
@@ -297,15 +297,16 @@ func (a *Adapter) RequestPayment(ctx context.Context, p operator.Payment) error 
 	case pushTaken(st.Success, st.ResultCode, st.ResponseCode):
 	case !st.Success && pushDeclined(st.ResponseCode):
 		a.logCall(p.TransactionID, "push", start, ans.httpStatus, st.ResponseCode, nil)
-		return &operator.DeclinedError{Outcome: outcomeOf(statusFailed, st.ResponseCode, st.Message, "")}
+		return "", &operator.DeclinedError{Outcome: outcomeOf(statusFailed, st.ResponseCode, st.Message, "")}
 	case !st.Success && pushRefused(st.ResultCode):
 		a.logCall(p.TransactionID, "push", start, ans.httpStatus, code, nil)
-		return &operator.UnavailableError{RetryAfter: a.cfg.RetryAfter, Cause: &RefusalError{Code: code, Message: st.Message}}
+		return "", &operator.UnavailableError{RetryAfter: a.cfg.RetryAfter, Cause: &RefusalError{Code: code, Message: st.Message}}
 	default:
 		err = fmt.Errorf("airtel push: HTTP %d with code %q (%s), answer unknown", ans.httpStatus, code, st.Message)
 	}
 	a.logCall(p.TransactionID, "push", start, ans.httpStatus, code, err)
-	return err
+	// Airtel's enquiries take our own id: nothing to keep.
+	return "", err
 }
 
 // RefusalError is Airtel's certain refusal of a request, with its code.

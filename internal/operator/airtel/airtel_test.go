@@ -116,7 +116,7 @@ func TestSuccess(t *testing.T) {
 	t.Parallel()
 	b := setup(t, nil, nil)
 	p := pay(airtelsim.PhoneSuccess)
-	if err := b.ad.RequestPayment(t.Context(), p); err != nil {
+	if _, err := b.ad.RequestPayment(t.Context(), p); err != nil {
 		t.Fatalf("push: %v", err)
 	}
 	if o := status(t, b, p); o.State != operator.Pending || o.Code != "TIP" {
@@ -151,7 +151,7 @@ func TestRefusalCodes(t *testing.T) {
 		"09": operator.ReasonRefused, "10": operator.ReasonNotPermitted, "24": operator.ReasonTimedOut, "77": operator.ReasonOther,
 	} {
 		p := pay(airtelsim.PhoneCodePrefix + code)
-		if err := b.ad.RequestPayment(t.Context(), p); err != nil {
+		if _, err := b.ad.RequestPayment(t.Context(), p); err != nil {
 			t.Fatalf("push %s: %v", code, err)
 		}
 		b.clk.Advance(2 * time.Second)
@@ -209,7 +209,7 @@ func TestPushAnswers(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
 			b := fake(t, push, c.code, c.body)
-			err := b.ad.RequestPayment(t.Context(), pay("66112233"))
+			_, err := b.ad.RequestPayment(t.Context(), pay("66112233"))
 			got := "unknown"
 			switch {
 			case err == nil:
@@ -241,14 +241,14 @@ func TestPushAnswers(t *testing.T) {
 func TestSimulatorOutage(t *testing.T) {
 	t.Parallel()
 	b := setup(t, nil, nil)
-	if err := b.ad.RequestPayment(t.Context(), pay(airtelsim.PhoneUnavailable)); !errors.Is(err, operator.ErrUnavailable) {
+	if _, err := b.ad.RequestPayment(t.Context(), pay(airtelsim.PhoneUnavailable)); !errors.Is(err, operator.ErrUnavailable) {
 		t.Fatalf("outage number: %v", err)
 	}
 	ln, _ := net.Listen("tcp", "127.0.0.1:0")
 	addr := ln.Addr().String()
 	ln.Close()
 	closed := airtel.New(airtel.Config{BaseURL: "http://" + addr, ClientID: "a", ClientSecret: "b"})
-	if err := closed.RequestPayment(t.Context(), pay(airtelsim.PhoneSuccess)); !errors.Is(err, operator.ErrUnavailable) {
+	if _, err := closed.RequestPayment(t.Context(), pay(airtelsim.PhoneSuccess)); !errors.Is(err, operator.ErrUnavailable) {
 		t.Fatalf("connection refused: %v", err)
 	}
 }
@@ -260,7 +260,7 @@ func TestDuplicatePush(t *testing.T) {
 	b := setup(t, nil, nil)
 	p := pay(airtelsim.PhoneSuccess)
 	for i := range 2 {
-		if err := b.ad.RequestPayment(t.Context(), p); err != nil {
+		if _, err := b.ad.RequestPayment(t.Context(), p); err != nil {
 			t.Fatalf("push %d: %v", i, err)
 		}
 	}
@@ -290,7 +290,7 @@ func TestTokenLifecycle(t *testing.T) {
 		})
 	}, nil)
 	p := pay(airtelsim.PhoneSuccess)
-	if err := b.ad.RequestPayment(t.Context(), p); err != nil {
+	if _, err := b.ad.RequestPayment(t.Context(), p); err != nil {
 		t.Fatal(err)
 	}
 	for range 5 {
@@ -330,7 +330,7 @@ func TestSlowOperator(t *testing.T) {
 	}, func(c *airtel.Config) { c.CallTimeout = 200 * time.Millisecond })
 	p := pay(airtelsim.PhoneSuccess)
 	start := time.Now()
-	err := b.ad.RequestPayment(t.Context(), p)
+	_, err := b.ad.RequestPayment(t.Context(), p)
 	if err == nil || errors.Is(err, operator.ErrUnavailable) {
 		t.Fatalf("slow push: %v, want an ambiguous error", err)
 	}
@@ -358,7 +358,7 @@ func TestSlowTokenRefusesThePush(t *testing.T) {
 			sim.ServeHTTP(w, r)
 		})
 	}, func(c *airtel.Config) { c.CallTimeout = 200 * time.Millisecond })
-	err := b.ad.RequestPayment(t.Context(), pay(airtelsim.PhoneSuccess))
+	_, err := b.ad.RequestPayment(t.Context(), pay(airtelsim.PhoneSuccess))
 	if !errors.Is(err, operator.ErrUnavailable) {
 		t.Fatalf("push after a token timeout: %v, want ErrUnavailable", err)
 	}
@@ -384,7 +384,7 @@ func TestConnectionDroppedAfterSend(t *testing.T) {
 		})
 	}, nil)
 	p := pay(airtelsim.PhoneSuccess)
-	err := b.ad.RequestPayment(t.Context(), p)
+	_, err := b.ad.RequestPayment(t.Context(), p)
 	if err == nil || errors.Is(err, operator.ErrUnavailable) {
 		t.Fatalf("dropped push: %v, want an ambiguous error", err)
 	}
@@ -476,7 +476,7 @@ func TestRefund(t *testing.T) {
 	t.Parallel()
 	b := setup(t, nil, nil)
 	p := pay(airtelsim.PhoneSuccess)
-	if err := b.ad.RequestPayment(t.Context(), p); err != nil {
+	if _, err := b.ad.RequestPayment(t.Context(), p); err != nil {
 		t.Fatal(err)
 	}
 	b.clk.Advance(2 * time.Second)

@@ -85,7 +85,6 @@ type Operator struct {
 	mu        sync.Mutex
 	busyUntil time.Time
 	backoff   time.Duration
-	pushes    pushMemory
 }
 
 // New returns an adapter for cfg. client may be nil (a plain client is
@@ -131,7 +130,7 @@ func (e *HTTPError) Error() string { return fmt.Sprintf("moov answered HTTP %d",
 // a connection that could not even be opened, gives
 // operator.UnavailableError; timeouts, HTTP errors, faults and unreadable
 // answers are ambiguous, so the payment stays PENDING and polling settles.
-func (o *Operator) RequestPayment(ctx context.Context, p operator.Payment) error {
+func (o *Operator) RequestPayment(ctx context.Context, p operator.Payment) (string, error) {
 	body := pushRequest{
 		Token: o.token, MSISDN: msisdn(p.PhoneNumber), Message: message(p),
 		Amount: p.Amount, ExternalData1: p.Ref,
@@ -139,21 +138,20 @@ func (o *Operator) RequestPayment(ctx context.Context, p operator.Payment) error
 	a, err := o.call(ctx, opPushWithPending, p, o.pushTimeout, body)
 	if err != nil {
 		if dialFailed(err) {
-			return &operator.UnavailableError{RetryAfter: BusyRetryAfter, Cause: err}
+			return "", &operator.UnavailableError{RetryAfter: BusyRetryAfter, Cause: err}
 		}
-		return err
+		return "", err
 	}
 	code, _ := a.code()
 	switch {
 	case code == codeCompleted, code == codePending:
-		o.pushes.taken(p.Ref, a.ReferenceID, o.now())
-		return nil
+		return a.ReferenceID, nil
 	case code == codeBusy, code == codeBusyToo:
-		return &operator.UnavailableError{RetryAfter: BusyRetryAfter, Cause: errors.New(detail(code, a.Description))}
+		return "", &operator.UnavailableError{RetryAfter: BusyRetryAfter, Cause: errors.New(detail(code, a.Description))}
 	case configErrors[code] != "":
 		o.log.Error("ALERT moov refused our account or request: check MOMOPAY_MOOV_* and the contract with Moov",
 			"transaction_id", p.TransactionID, "internal_ref", p.Ref, "moov_status", code, "detail", detail(code, a.Description))
-		return &operator.UnavailableError{RetryAfter: ConfigRetryAfter, Cause: errors.New(detail(code, a.Description))}
+		return "", &operator.UnavailableError{RetryAfter: ConfigRetryAfter, Cause: errors.New(detail(code, a.Description))}
 	case failures[code] != "":
 		// Refused for good because of the payer or the payment (funds,
 		// limits, not registered): not an outage. The payment is kept and
@@ -162,25 +160,24 @@ func (o *Operator) RequestPayment(ctx context.Context, p operator.Payment) error
 		out := outcomeOf(a)
 		out.State, out.Reason = operator.Failed, reasonOf(code)
 		o.log.Info("moov declined the push", "transaction_id", p.TransactionID, "internal_ref", p.Ref, "moov_status", code)
-		return &operator.DeclinedError{Outcome: out}
+		return "", &operator.DeclinedError{Outcome: out}
 	default:
 		// 92, 94 or a code we do not know: the push may stand.
 		o.log.Warn("moov push answered with an unexpected status; polling will settle", "transaction_id", p.TransactionID, "internal_ref", p.Ref, "moov_status", code)
-		o.pushes.taken(p.Ref, a.ReferenceID, o.now())
-		return nil
+		return a.ReferenceID, nil
 	}
 }
 
 // PaymentStatus asks getTransactionStatus. It never reports FAILED unless
 // Moov said so with one of its failure codes.
 func (o *Operator) PaymentStatus(ctx context.Context, p operator.Payment) (operator.Outcome, error) {
-	transid := o.pushes.lookup(p.Ref)
 	if wait := o.backingOff(); wait > 0 {
 		return operator.Outcome{}, &BusyError{RetryAfter: wait}
 	}
+	transid := p.OperatorRef // the push's referenceid, kept with the transaction
 	if transid == "" {
-		// The push's answer was lost (or taken by another instance):
-		// UNVERIFIED whether Moov finds a transaction by externaldata1.
+		// The push's answer was lost: UNVERIFIED whether Moov finds a
+		// transaction by externaldata1.
 		transid = p.Ref
 	}
 	a, err := o.call(ctx, opStatus, p, o.statusTimeout, statusRequest{Token: o.token, TransID: transid})

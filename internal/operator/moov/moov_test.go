@@ -225,7 +225,7 @@ func TestPushAnswers(t *testing.T) {
 			t.Parallel()
 			b, f := serveFake(t, status(tc.code))
 			p := payment(b, "+23566000001")
-			err := b.op.RequestPayment(context.Background(), p)
+			_, err := b.op.RequestPayment(context.Background(), p)
 			ue, unavailable := errors.AsType[*operator.UnavailableError](err)
 			switch {
 			case tc.retryAfter != 0:
@@ -295,7 +295,7 @@ func TestUnknownIsNeverFailed(t *testing.T) {
 			b, f := serveFake(t, answer)
 			b.op.pushTimeout, b.op.statusTimeout = 100*time.Millisecond, 100*time.Millisecond
 			p := payment(b, "+23566000001")
-			err := b.op.RequestPayment(context.Background(), p)
+			_, err := b.op.RequestPayment(context.Background(), p)
 			if err == nil || errors.Is(err, operator.ErrUnavailable) {
 				t.Fatalf("push: got %v; want an ambiguous error", err)
 			}
@@ -325,7 +325,7 @@ func TestConnectionRefused(t *testing.T) {
 	addr := ln.Addr().String()
 	ln.Close()
 	b := setup(t, "http://"+addr+"/")
-	err = b.op.RequestPayment(context.Background(), payment(b, "+23566000001"))
+	_, err = b.op.RequestPayment(context.Background(), payment(b, "+23566000001"))
 	if !errors.Is(err, operator.ErrUnavailable) {
 		t.Fatalf("got %v; want unavailable", err)
 	}
@@ -380,9 +380,11 @@ func TestBusyBackoff(t *testing.T) {
 	}
 }
 
-// TestEnquiryUsesReferenceID: getTransactionStatus names the push by the
-// referenceid Moov gave, or by our internal_ref when the push's answer
-// was lost.
+// TestEnquiryUsesReferenceID: the push returns the referenceid Moov gave,
+// and getTransactionStatus names the payment by it when it is passed back
+// (kept with the transaction, so a fresh adapter, another instance's or
+// one restarted, asks the same way), or by our internal_ref when the
+// push's answer was lost.
 func TestEnquiryUsesReferenceID(t *testing.T) {
 	t.Parallel()
 	var seen []string
@@ -400,12 +402,17 @@ func TestEnquiryUsesReferenceID(t *testing.T) {
 	b := setup(t, srv.URL)
 	ctx := context.Background()
 	pushed, lost := payment(b, "+23566000001"), payment(b, "+23566000002")
-	b.op.RequestPayment(ctx, pushed)
-	b.op.PaymentStatus(ctx, pushed)
+	ref, err := b.op.RequestPayment(ctx, pushed)
+	if err != nil || ref != "72024103000000009" {
+		t.Fatalf("push: %q, %v; want the referenceid", ref, err)
+	}
+	pushed.OperatorRef = ref
+	fresh := setup(t, srv.URL) // no memory of the push
+	fresh.op.PaymentStatus(ctx, pushed)
 	b.op.PaymentStatus(ctx, lost)
 	want := []string{
 		"PushWithPending  " + b.token,
-		"getTransactionStatus 72024103000000009 " + b.token,
+		"getTransactionStatus 72024103000000009 " + fresh.token,
 		"getTransactionStatus " + lost.Ref + " " + b.token,
 	}
 	if fmt.Sprint(seen) != fmt.Sprint(want) {

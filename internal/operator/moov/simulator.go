@@ -224,11 +224,16 @@ func (s *Simulator) push(r pushRequest) answer {
 	return answer{Status: strconv.Itoa(codePending), Description: "PENDING", ReferenceID: id, TransID: r.ExternalData1}
 }
 
-// prune forgets payments older than memoryTTL (the ledger, if any, keeps
+// simMemory is how long the simulator keeps a payment in memory: longer
+// than any PENDING window (5 minutes at most) and the expiry check's last
+// enquiries.
+const simMemory = 15 * time.Minute
+
+// prune forgets payments older than simMemory (the ledger, if any, keeps
 // them).
 func (s *Simulator) prune(now time.Time) {
 	for ref, rec := range s.records {
-		if now.Sub(rec.RequestedAt) > memoryTTL {
+		if now.Sub(rec.RequestedAt) > simMemory {
 			delete(s.records, ref)
 			delete(s.refs, referenceID(ref))
 		}

@@ -37,7 +37,7 @@ func TestSimulatorPayerNumbers(t *testing.T) {
 			b, _ := withSimulator(t)
 			ctx := context.Background()
 			p := payment(b, tc.phone)
-			if err := b.op.RequestPayment(ctx, p); err != nil {
+			if _, err := b.op.RequestPayment(ctx, p); err != nil {
 				t.Fatalf("push: %v", err)
 			}
 			o, err := b.op.PaymentStatus(ctx, p)
@@ -54,7 +54,7 @@ func TestSimulatorPayerNumbers(t *testing.T) {
 	t.Run("unavailable", func(t *testing.T) {
 		t.Parallel()
 		b, _ := withSimulator(t)
-		err := b.op.RequestPayment(context.Background(), payment(b, PhoneUnavailable))
+		_, err := b.op.RequestPayment(context.Background(), payment(b, PhoneUnavailable))
 		ue, ok := errors.AsType[*operator.UnavailableError](err)
 		if !ok || ue.RetryAfter != BusyRetryAfter {
 			t.Fatalf("got %v, want UnavailableError with retry after %s", err, BusyRetryAfter)
@@ -70,7 +70,7 @@ func TestSimulatorAnswerByHand(t *testing.T) {
 	ctx := context.Background()
 	yes, no, scripted := payment(b, "+23566000001"), payment(b, "+23566000002"), payment(b, PhoneSuccess)
 	for _, p := range []operator.Payment{yes, no, scripted} {
-		if err := b.op.RequestPayment(ctx, p); err != nil {
+		if _, err := b.op.RequestPayment(ctx, p); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -144,7 +144,7 @@ func TestSimulatorLedger(t *testing.T) {
 	for _, p := range []operator.Payment{scripted, byHand} {
 		// momopay writes the transaction before the push.
 		l.records[p.Ref] = Record{Ref: p.Ref, PhoneNumber: p.PhoneNumber, Amount: p.Amount, RequestedAt: p.RequestedAt}
-		if err := a.op.RequestPayment(ctx, p); err != nil {
+		if _, err := a.op.RequestPayment(ctx, p); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -169,7 +169,7 @@ func TestSimulatorRefusesBadToken(t *testing.T) {
 	t.Parallel()
 	b, _ := withSimulator(t)
 	b.op.token = "forged"
-	err := b.op.RequestPayment(context.Background(), payment(b, PhoneSuccess))
+	_, err := b.op.RequestPayment(context.Background(), payment(b, PhoneSuccess))
 	ue, ok := errors.AsType[*operator.UnavailableError](err)
 	if !ok || ue.RetryAfter != ConfigRetryAfter {
 		t.Fatalf("got %v", err)
@@ -204,7 +204,7 @@ func TestDroppedPushSettlesByPolling(t *testing.T) {
 	b.op.now, b.clock = c.Now, c
 	ctx := context.Background()
 	p := payment(b, PhoneSuccess)
-	if err := b.op.RequestPayment(ctx, p); err == nil || errors.Is(err, operator.ErrUnavailable) {
+	if _, err := b.op.RequestPayment(ctx, p); err == nil || errors.Is(err, operator.ErrUnavailable) {
 		t.Fatalf("push: %v; want an ambiguous error", err)
 	}
 	if o, err := b.op.PaymentStatus(ctx, p); err != nil || o.State != operator.Pending {
