@@ -105,7 +105,7 @@ var commands []command
 
 func init() {
 	commands = []command{
-		{"serve", "serve [--addr HOST:PORT] [--mode sandbox|live] [--pending-ttl DURATION] [--rate-limit N] [--rate-burst N] [--redis-url URL] [--shutdown-grace DURATION] [--db URL]",
+		{"serve", "serve [--addr HOST:PORT] [--mode sandbox|live] [--pending-ttl DURATION] [--rate-limit N] [--rate-burst N] [--redis-url URL] [--shutdown-grace DURATION] [--admin-addr HOST:PORT|off] [--log-format json|text] [--log-level LEVEL] [--trusted-proxies LIST] [--db URL]",
 			"Run the API, the operators' callbacks and the background workers until SIGINT or SIGTERM. Creates and migrates the database if needed.", (*cli).serve},
 		{"migrate", "migrate [--db URL] [--json]",
 			"Create the database if needed and apply the schema migrations it lacks.", (*cli).migrate},

@@ -387,3 +387,27 @@ func TestServeRefusesBadSettings(t *testing.T) {
 		t.Errorf("a refused serve created the database: %v", err)
 	}
 }
+
+// TestServeNamesBadVariablesWithOtherProblems: variables that do not parse
+// are named together with the problems of the other settings, and a
+// variable that did not parse does not count as given (MOMOPAY_PENDING_TTL
+// is for sandbox mode only when it is set).
+func TestServeNamesBadVariablesWithOtherProblems(t *testing.T) {
+	t.Parallel()
+	db := filepath.Join(t.TempDir(), "serve.db")
+	env := map[string]string{"MOMOPAY_RATE_LIMIT": "lots", "MOMOPAY_PENDING_TTL": "abc", "MOMOPAY_MODE": "prod"}
+	_, _, err := cliRun(t, env, "", "serve", "--db", db)
+	for _, want := range []string{`MOMOPAY_RATE_LIMIT="lots"`, `MOMOPAY_PENDING_TTL="abc"`, `--mode "prod" is not a mode`} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("serve with three bad settings: %v, want %q named", err, want)
+		}
+	}
+	env = map[string]string{"MOMOPAY_PENDING_TTL": "abc", "MOMOPAY_MODE": "live"}
+	_, _, err = cliRun(t, env, "", "serve", "--db", db)
+	if err == nil || !strings.Contains(err.Error(), `MOMOPAY_PENDING_TTL="abc"`) || strings.Contains(err.Error(), "for sandbox mode only") {
+		t.Errorf("live mode with a MOMOPAY_PENDING_TTL that does not parse: %v", err)
+	}
+	if _, err := os.Stat(db); !os.IsNotExist(err) {
+		t.Errorf("a refused serve created the database: %v", err)
+	}
+}

@@ -231,19 +231,29 @@ func checkDatabase(ctx context.Context, s settings) []string {
 // prints each setting with its source, runs every check and exits non-zero
 // naming all the problems.
 func (c *cli) configCheck(ctx context.Context, args []string) error {
-	asJSON, _ := strconv.ParseBool(c.getenv(envOf("json")))
+	jsonValue, jsonFrom := c.getenv(envOf("json")), envOf("json")
 	var serveArgs []string
 	for _, a := range args {
+		if v, ok := jsonArg(a); ok {
+			jsonValue, jsonFrom = v, "--json"
+			continue
+		}
 		switch a {
-		case "--json", "-json", "--json=true", "-json=true":
-			asJSON = true
 		case "-h", "-help", "--help":
 			return c.configCheckHelp(ctx)
 		default:
 			serveArgs = append(serveArgs, a)
 		}
 	}
+	asJSON, err := parseJSONSetting(jsonFrom, jsonValue)
+	if err != nil {
+		return err
+	}
 	s, bad, err := c.serveSettings(ctx, serveArgs)
+	if e, ok := errors.AsType[*argCountError](err); ok {
+		// Named for the command typed, not for serve, whose flags it read.
+		return &argCountError{cmd: "config check", want: positionalNames("config check"), got: e.got}
+	}
 	if err != nil {
 		return fmt.Errorf("config check: %v (it takes the flags of serve: run \"momopay config check -h\")", err)
 	}
@@ -275,9 +285,38 @@ func (c *cli) configCheck(ctx context.Context, args []string) error {
 		}
 	}
 	if len(problems) > 0 {
-		return fmt.Errorf("config check: %s: %s", plural(len(problems), "problem"), strings.Join(problems, "; "))
+		// One line each on stderr (main prints the error), for logs.
+		return fmt.Errorf("config check: %s\nconfig check: %s", plural(len(problems), "problem"), strings.Join(problems, "\nconfig check: "))
 	}
 	return nil
+}
+
+// jsonArg reads config check's own --json flag, which serve's flag set
+// does not have: ok is false for any other argument.
+func jsonArg(arg string) (value string, ok bool) {
+	for _, name := range []string{"--json", "-json"} {
+		if arg == name {
+			return "true", true
+		}
+		if v, ok := strings.CutPrefix(arg, name+"="); ok {
+			return v, true
+		}
+	}
+	return "", false
+}
+
+// parseJSONSetting is the value of --json, or of its variable (from),
+// refused as every command refuses a value that does not parse: output in
+// a format the caller did not ask for would be read wrong.
+func parseJSONSetting(from, value string) (bool, error) {
+	if value == "" {
+		return false, nil
+	}
+	asJSON, err := strconv.ParseBool(value)
+	if err != nil {
+		return false, fmt.Errorf("config check: %s=%q is not a valid value for --json: give true or false", from, value)
+	}
+	return asJSON, nil
 }
 
 // serveSettings parses args as serve's flags (with the environment) and

@@ -2,6 +2,7 @@ package app_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -112,6 +113,18 @@ func TestConfigCheckNamesEveryProblem(t *testing.T) {
 	if err == nil || r.OK || !strings.Contains(err.Error(), "8 problems") {
 		t.Errorf("config check with 8 problems: err %v, ok %v, %d problems", err, r.OK, len(r.Problems))
 	}
+	// On stderr (main prints the error), a line for each, for logs.
+	if err != nil {
+		lines := strings.Split(err.Error(), "\n")
+		if len(lines) != 1+len(r.Problems) {
+			t.Errorf("config check's error has %d lines for %d problems:\n%v", len(lines), len(r.Problems), err)
+		}
+		for i, p := range r.Problems {
+			if i+1 < len(lines) && lines[i+1] != "config check: "+p {
+				t.Errorf("line %d of the error: %q, want the problem %q", i+1, lines[i+1], p)
+			}
+		}
+	}
 
 	// Live mode says what it lacks.
 	r, _, _ = configCheck(t, nil, "--mode", "live", "--db", filepath.Join(dir, "live.db"))
@@ -202,5 +215,77 @@ func TestEveryFlagHasAVariable(t *testing.T) {
 	env["MOMOPAY_JSON"] = "false"
 	if out, _, err := cliRun(t, env, "", "apikey", "list"); err != nil || strings.HasPrefix(out, "{") {
 		t.Errorf("MOMOPAY_JSON=false: %v %s", err, out)
+	}
+}
+
+// TestConfigCheckHidesPasswordsOfBadURLs: a Redis URL that does not parse
+// and a PostgreSQL password given as a query parameter are shown as xxxxx
+// by config check (its table, its JSON and its error) and by serve.
+func TestConfigCheckHidesPasswordsOfBadURLs(t *testing.T) {
+	t.Parallel()
+	db := "postgres://u@127.0.0.1:1/db?connect_timeout=2&password=pgLEAK"
+	for _, redisURL := range []string{"redis://:pwLEAK@127.0.0.1:abc/3", "redis://user:pwLEAK@[::1", "redis://:pw%zzLEAK@127.0.0.1:6379/0"} {
+		for _, asJSON := range []string{"false", "true"} {
+			env := map[string]string{"MOMOPAY_JSON": asJSON}
+			out, errOut, err := cliRun(t, env, "", "config", "check", "--db", db, "--redis-url", redisURL)
+			if err == nil || !strings.Contains(err.Error(), "is not a Redis URL") || !strings.Contains(err.Error(), "connect to PostgreSQL") {
+				t.Errorf("config check --redis-url %s: %v", redisURL, err)
+			}
+			if leak := out + errOut + fmt.Sprint(err); strings.Contains(leak, "LEAK") {
+				t.Errorf("config check --redis-url %s (json %s) printed a password:\n%s", redisURL, asJSON, leak)
+			}
+		}
+		_, _, err := cliRun(t, nil, "", "serve", "--db", filepath.Join(t.TempDir(), "m.db"), "--redis-url", redisURL)
+		if err == nil || strings.Contains(err.Error(), "LEAK") || !strings.Contains(err.Error(), "xxxxx") {
+			t.Errorf("serve --redis-url %s: %v", redisURL, err)
+		}
+	}
+}
+
+// TestConfigCheckRefusesWhatItWouldIgnore: a stray argument and a
+// MOMOPAY_JSON that does not parse stop config check, as they stop the
+// other commands, rather than being ignored.
+func TestConfigCheckRefusesWhatItWouldIgnore(t *testing.T) {
+	t.Parallel()
+	db := filepath.Join(t.TempDir(), "m.db")
+	for _, c := range []struct {
+		env  map[string]string
+		args []string
+		want string
+	}{
+		{nil, []string{"extra-arg"}, "config check takes no arguments, got one argument (extra-arg)"},
+		{nil, []string{"--rate-limit", "9", "extra-arg"}, "config check takes no arguments"},
+		{map[string]string{"MOMOPAY_JSON": "maybe"}, nil, `MOMOPAY_JSON="maybe" is not a valid value for --json`},
+		{nil, []string{"--json=maybe"}, `--json="maybe" is not a valid value for --json`},
+	} {
+		out, _, err := cliRun(t, c.env, "", append([]string{"config", "check", "--db", db}, c.args...)...)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("config check %v %v: %v, want %q\n%s", c.env, c.args, err, c.want, out)
+		}
+	}
+	// The flag wins over its variable, as for every flag.
+	r, _, err := configCheck(t, map[string]string{"MOMOPAY_JSON": "maybe"}, "--db", db)
+	if err != nil || !r.OK {
+		t.Errorf("--json with MOMOPAY_JSON=maybe: %v %v", err, r.Problems)
+	}
+	if out, _, err := cliRun(t, map[string]string{"MOMOPAY_JSON": "true"}, "", "config", "check", "--db", db, "--json=false"); err != nil || strings.HasPrefix(out, "{") {
+		t.Errorf("--json=false: %v\n%s", err, out)
+	}
+}
+
+// TestConfigCheckShowsTheLogFormat: --log-format left at its default shows
+// the format serve would use (json, stderr not being a terminal here), as
+// the other defaults are shown.
+func TestConfigCheckShowsTheLogFormat(t *testing.T) {
+	t.Parallel()
+	r, _, _ := configCheck(t, nil, "--db", filepath.Join(t.TempDir(), "m.db"))
+	for _, s := range r.Settings {
+		if s.Flag == "log-format" && (s.Source != "default" || s.Value != "json") {
+			t.Errorf("--log-format: %s %q, want default \"json\"", s.Source, s.Value)
+		}
+	}
+	out, _, _ := cliRun(t, nil, "", "serve", "-h")
+	if !strings.Contains(out, "MOMOPAY_LOG_FORMAT) (default \"json\")") {
+		t.Errorf("serve -h does not show the default log format:\n%s", out)
 	}
 }

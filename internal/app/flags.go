@@ -109,18 +109,46 @@ func (c *cli) parse(fs *flag.FlagSet, args []string) ([]string, error) {
 		if v := c.getenv(env); v != "" {
 			if e := fs.Set(f.Name, v); e != nil {
 				errs = append(errs, fmt.Errorf("%s=%q is not a valid value for --%s: %v", env, v, f.Name, e))
-				fs.Set(f.Name, f.DefValue) // a failed Set may leave a zero value
+				// A failed Set may leave a zero value. Value.Set, not
+				// fs.Set: the flag stays unset for fs.Visit, as it is
+				// for the checks that ask whether it was given.
+				f.Value.Set(f.DefValue)
 				return
 			}
 			from[f.Name] = fromEnv
 		}
 	})
 	if c.inspect != nil {
-		// momopay config check: it reports the problems itself.
+		// momopay config check: it reports the problems itself, but
+		// an argument it would ignore is refused here.
+		if want := positionalNames(fs.Name()); len(positional) != len(want) {
+			return nil, &argCountError{cmd: fs.Name(), want: want, got: positional}
+		}
 		c.inspect(fs, from, errs)
 		return nil, errInspected
 	}
-	return positional, errors.Join(errs...)
+	if len(errs) > 0 {
+		return positional, badVariables(errs)
+	}
+	return positional, nil
+}
+
+// badVariables are the environment variables that did not parse, one
+// error each: serve names them with the problems its checks find.
+type badVariables []error
+
+func (b badVariables) Error() string   { return errors.Join(b...).Error() }
+func (b badVariables) Unwrap() []error { return b }
+
+// argCountError says that a command got other positional arguments than
+// its syntax names.
+type argCountError struct {
+	cmd       string
+	want, got []string
+}
+
+func (e *argCountError) Error() string {
+	return fmt.Sprintf("%s takes %s, got %s: usage: momopay %s", e.cmd, count(e.want), count(e.got), syntaxOf(e.cmd))
 }
 
 // errInspected ends a command run only to read its settings (cli.inspect).
@@ -139,9 +167,8 @@ func (c *cli) parseN(fs *flag.FlagSet, args []string) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	want := positionalNames(fs.Name())
-	if len(rest) != len(want) {
-		return nil, fmt.Errorf("%s takes %s, got %s: usage: momopay %s", fs.Name(), count(want), count(rest), syntaxOf(fs.Name()))
+	if want := positionalNames(fs.Name()); len(rest) != len(want) {
+		return nil, &argCountError{cmd: fs.Name(), want: want, got: rest}
 	}
 	return rest, nil
 }

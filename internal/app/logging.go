@@ -35,10 +35,7 @@ func NewLogger(w io.Writer, format, level string) (*slog.Logger, error) {
 		problems = append(problems, fmt.Errorf("--log-level %q is not a level: use debug, info, warn or error (env MOMOPAY_LOG_LEVEL)", level))
 	}
 	if format == "" {
-		format = LogJSON
-		if isTerminal(w) {
-			format = LogText
-		}
+		format = defaultLogFormat(w)
 	}
 	if format != LogJSON && format != LogText {
 		problems = append(problems, fmt.Errorf("--log-format %q is not a format: use json or text (env MOMOPAY_LOG_FORMAT)", format))
@@ -51,6 +48,15 @@ func NewLogger(w io.Writer, format, level string) (*slog.Logger, error) {
 		return slog.New(slog.NewTextHandler(w, opts)), nil
 	}
 	return slog.New(slog.NewJSONHandler(w, opts)), nil
+}
+
+// defaultLogFormat is the log format for w when none is given: JSON for
+// a log collector, text where a person reads it (a terminal).
+func defaultLogFormat(w io.Writer) string {
+	if isTerminal(w) {
+		return LogText
+	}
+	return LogJSON
 }
 
 // isTerminal reports whether w is a character device (a terminal), with

@@ -2,7 +2,9 @@ package app
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	neturl "net/url"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -15,7 +17,7 @@ import (
 // connect: go-redis dials on first use, and a Redis that is down when serve
 // starts is the same as one that goes down later (api.RedisLimiter).
 func openRedis(url string) (*redis.Client, error) {
-	opts, err := redis.ParseURL(url)
+	opts, err := parseRedisURL(url)
 	if err != nil {
 		return nil, fmt.Errorf("--redis-url %s: %v: give redis://[:PASSWORD@]HOST:PORT[/DB] or rediss:// for TLS (env MOMOPAY_REDIS_URL)", store.Redact(url), err)
 	}
@@ -26,6 +28,21 @@ func openRedis(url string) (*redis.Client, error) {
 	opts.WriteTimeout = 100 * time.Millisecond
 	opts.MaxRetries = 0
 	return redis.NewClient(opts), nil
+}
+
+// parseRedisURL is redis.ParseURL with errors that never quote the URL:
+// url.Parse's (a bad port, an unclosed '[') hold it whole, password
+// included. The callers name the URL through store.Redact.
+func parseRedisURL(url string) (*redis.Options, error) {
+	opts, err := redis.ParseURL(url)
+	if uerr, ok := errors.AsType[*neturl.Error](err); ok {
+		err = uerr.Err
+	}
+	if _, ok := err.(neturl.EscapeError); ok {
+		// It quotes the bad escape, which may be part of the password.
+		err = errors.New("a '%' is not followed by two hexadecimal digits (write a '%' of the password as %25)")
+	}
+	return opts, err
 }
 
 // keyLimiter counts the API keys' rate limit in Redis when --redis-url is
@@ -44,7 +61,7 @@ func (a *App) keyLimiter() (api.KeyLimiter, error) {
 
 func checkRedisURL(_ context.Context, s settings) []string {
 	if url := s.str("redis-url"); url != "" {
-		if _, err := redis.ParseURL(url); err != nil {
+		if _, err := parseRedisURL(url); err != nil {
 			return []string{fmt.Sprintf("--redis-url %s is not a Redis URL: %v: give redis://[:PASSWORD@]HOST:PORT[/DB] (env MOMOPAY_REDIS_URL)", store.Redact(url), err)}
 		}
 	}

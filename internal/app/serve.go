@@ -29,16 +29,18 @@ func (c *cli) serve(ctx context.Context, args []string) error {
 	rateLimit := fs.Float64("rate-limit", api.DefaultRateLimit.PerSecond, "requests per second allowed per API key; 0 turns the limit off (env MOMOPAY_RATE_LIMIT)")
 	rateBurst := fs.Int("rate-burst", api.DefaultRateLimit.Burst, "requests an API key may send at once above the rate (env MOMOPAY_RATE_BURST)")
 	adminAddr := fs.String("admin-addr", "127.0.0.1:9090", "admin listener for /metrics, /livez, /readyz and /debug/pprof/; keep it private; \"off\" turns it off (env MOMOPAY_ADMIN_ADDR)")
-	logFormat := fs.String("log-format", "", "log format: json or text (default json, or text when stderr is a terminal) (env MOMOPAY_LOG_FORMAT)")
+	logFormat := fs.String("log-format", defaultLogFormat(c.stderr), "log format: json or text; the default is text when stderr is a terminal, json otherwise (env MOMOPAY_LOG_FORMAT)")
 	logLevel := fs.String("log-level", "info", "least severe log lines written: debug, info, warn or error (env MOMOPAY_LOG_LEVEL)")
 	grace := fs.Duration("shutdown-grace", DefaultShutdownGrace, "on SIGTERM or SIGINT, how long requests and running jobs get to finish before jobs are cancelled and handed back (env MOMOPAY_SHUTDOWN_GRACE)")
 	trustedProxies := fs.String("trusted-proxies", "", "reverse proxies whose X-Forwarded-For names the client, for the failed sign-in and API key limits and the audit log: addresses or prefixes, comma-separated (\"10.0.0.5,fd00::/8\"); unset, the peer address counts (env MOMOPAY_TRUSTED_PROXIES)")
 	redisURL := fs.String("redis-url", "", "redis://[:PASSWORD@]HOST:6379[/DB]: count rate limits in Redis, across every instance; unset, each instance counts its own (env MOMOPAY_REDIS_URL)")
-	if err := c.parseNone(fs, args); err != nil {
+	// Every problem at once, variables that do not parse included; the
+	// same checks as momopay config check's.
+	err := c.parseNone(fs, args)
+	if _, bad := errors.AsType[badVariables](err); err != nil && !bad {
 		return err
 	}
-	// Every problem at once; the same checks as momopay config check's.
-	if err := checkSettings(ctx, fs); err != nil {
+	if err := errors.Join(err, checkSettings(ctx, fs)); err != nil {
 		return err
 	}
 	proxies, _ := api.ParseTrustedProxies(*trustedProxies) // checkTrustedProxies vetted it

@@ -23,6 +23,7 @@ import (
 
 	"github.com/momopay/momopay/internal/operator"
 	"github.com/momopay/momopay/internal/payment"
+	"github.com/momopay/momopay/internal/webhook"
 )
 
 const namespace = "momopay"
@@ -111,7 +112,48 @@ func New() *Metrics {
 	}, []string{"outcome"})
 	f(m.webhookAttempts)
 	f(m.webhookDuration)
+	m.initSeries()
 	return m
+}
+
+// Label values known in advance. A counter's series is created at zero
+// with them, so that it exists before its first event: rate() and
+// increase() then see that first event, and an alert on a counter has a
+// series to read rather than none.
+var (
+	finalStatuses   = []payment.Status{payment.StatusSuccess, payment.StatusFailed, payment.StatusTimeout, payment.StatusExpired}
+	sources         = []string{payment.SourceCallback, payment.SourcePoll, payment.SourceExpiry, payment.SourceSandbox, payment.SourcePush}
+	operations      = []string{opRequestPayment, opPaymentStatus}
+	outcomes        = []string{outcomeOK, outcomeDeclined, outcomeUnavailable, outcomeCircuitOpen, outcomeTimeout, outcomeError}
+	webhookOutcomes = []string{
+		webhook.OutcomeDelivered, webhook.OutcomeHTTPError, webhook.OutcomeTimeout,
+		webhook.OutcomeRefused, webhook.OutcomeNetworkError, webhook.OutcomeInterrupted,
+	}
+)
+
+// initSeries creates at zero the series whose labels do not name an
+// operator; Operator creates those of each operator it wraps.
+func (m *Metrics) initSeries() {
+	for _, outcome := range webhookOutcomes {
+		m.webhookAttempts.WithLabelValues(outcome)
+	}
+	for _, source := range sources {
+		m.reconciliation.WithLabelValues(source)
+	}
+}
+
+// initOperator creates at zero the counters of an operator's payments and
+// calls.
+func (m *Metrics) initOperator(name string) {
+	m.paymentsCreated.WithLabelValues(name)
+	for _, status := range finalStatuses {
+		m.paymentsSettled.WithLabelValues(name, string(status))
+	}
+	for _, operation := range operations {
+		for _, outcome := range outcomes {
+			m.operatorCalls.WithLabelValues(name, operation, outcome)
+		}
+	}
 }
 
 // ObservePool exports a database connection pool's statistics as
@@ -205,6 +247,7 @@ func (p *Payments) Initiate(ctx context.Context, merchantID string, req payment.
 // refusals by an open circuit are counted too) with call counts and
 // latencies.
 func (m *Metrics) Operator(name string, op operator.Operator) operator.Operator {
+	m.initOperator(name)
 	return &observedOperator{name: name, op: op, m: m}
 }
 

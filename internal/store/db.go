@@ -316,24 +316,49 @@ func Durable(url string) string {
 	return url + "?_pragma=synchronous(FULL)"
 }
 
-// Redact hides the password of a database address, for messages. A URL
-// that does not parse as one (a password holding an unescaped '#', '/' or
-// '@', a space in the host) still has its whole user part hidden:
-// everything between "://" and the last '@'.
+// Redact hides the passwords of a database or Redis address, for
+// messages: the one in the user part, and those given as parameters of
+// the query string (?password=..., ?sslpassword=..., which libpq and pgx
+// read as well) or of a key=value string. A URL that does not parse as
+// one (a password holding an unescaped '#', '/' or '@', a space in the
+// host, a bad port) still has its whole user part hidden: everything
+// between "://" and the last '@'.
 func Redact(dsn string) string {
 	if u, err := neturl.Parse(dsn); err == nil && u.Scheme != "" && strings.Count(dsn, "@") <= 1 {
+		u.RawQuery = redactQuery(u.RawQuery)
 		return u.Redacted()
 	}
 	if scheme, rest, ok := strings.Cut(dsn, "://"); ok {
 		if at := strings.LastIndex(rest, "@"); at >= 0 {
-			return scheme + "://xxxxx" + rest[at:]
+			rest = "xxxxx" + rest[at:]
 		}
-		return dsn
+		if before, query, ok := strings.Cut(rest, "?"); ok {
+			rest = before + "?" + redactQuery(query)
+		}
+		return scheme + "://" + rest
 	}
 	return pgPassword.ReplaceAllString(dsn, "password=xxxxx")
 }
 
+// pgPassword is a password in a key=value string; it matches sslpassword
+// too.
 var pgPassword = regexp.MustCompile(`password\s*=\s*('(\\.|[^'])*'|\S+)`)
+
+// redactQuery hides the value of every query parameter whose name, once
+// unescaped, holds "password", keeping the rest of the query as written.
+func redactQuery(query string) string {
+	if query == "" {
+		return query
+	}
+	params := strings.Split(query, "&")
+	for i, p := range params {
+		key, _, ok := strings.Cut(p, "=")
+		if name, err := neturl.QueryUnescape(key); ok && (err != nil || strings.Contains(strings.ToLower(name), "password")) {
+			params[i] = key + "=xxxxx"
+		}
+	}
+	return strings.Join(params, "&")
+}
 
 // Migrations says what ApplyMigrations did.
 type Migrations struct {

@@ -5,8 +5,9 @@ import (
 	"testing"
 )
 
-// TestRedact: no password of a database address reaches a message, also
-// when the address does not parse as a URL.
+// TestRedact: no password of a database or Redis address reaches a
+// message, also when the address does not parse as a URL or carries the
+// password as a query parameter.
 func TestRedact(t *testing.T) {
 	for dsn, want := range map[string]string{
 		"postgres://u:hunter2@127.0.0.1:5432/x":         "postgres://u:xxxxx@127.0.0.1:5432/x",
@@ -16,13 +17,23 @@ func TestRedact(t *testing.T) {
 		"host=db user=u password=hunter2 dbname=x":      "host=db user=u password=xxxxx dbname=x",
 		"host=db user=u password='hun ter2' dbname=x":   "host=db user=u password=xxxxx dbname=x",
 		"postgres://127.0.0.1/x":                        "postgres://127.0.0.1/x",
+		// Passwords as query parameters, which libpq and pgx read too.
+		"postgres://u@127.0.0.1:5432/db?password=pgLEAK":                              "postgres://u@127.0.0.1:5432/db?password=xxxxx",
+		"postgres://u@db/x?sslmode=verify-full&sslpassword=keyLEAK&connect_timeout=5": "postgres://u@db/x?sslmode=verify-full&sslpassword=xxxxx&connect_timeout=5",
+		"postgres://u@db/x?pass%77ord=pgLEAK":                                         "postgres://u@db/x?pass%77ord=xxxxx",
+		"postgres://u:hunter2@bad host/x?password=pgLEAK":                             "postgres://xxxxx@bad host/x?password=xxxxx",
+		"host=db user=u sslpassword=keyLEAK dbname=x":                                 "host=db user=u sslpassword=xxxxx dbname=x",
+		// Redis URLs that do not parse: a bad port, an unclosed '['.
+		"redis://:pwLEAK@127.0.0.1:abc/3":               "redis://xxxxx@127.0.0.1:abc/3",
+		"redis://user:pwLEAK@[::1":                      "redis://xxxxx@[::1",
+		"redis://:pwLEAK@127.0.0.1:6379/0":              "redis://:xxxxx@127.0.0.1:6379/0",
 		"file:/var/lib/momopay/momopay.db?_pragma=x(1)": "file:/var/lib/momopay/momopay.db?_pragma=x(1)",
 	} {
 		got := Redact(dsn)
 		if got != want {
 			t.Errorf("Redact(%q) = %q, want %q", dsn, got, want)
 		}
-		for _, secret := range []string{"hunter2", "hun#ter2", "hun ter2", "p@ss/w0rd", "ter2"} {
+		for _, secret := range []string{"hunter2", "hun#ter2", "hun ter2", "p@ss/w0rd", "ter2", "LEAK"} {
 			if strings.Contains(dsn, secret) && strings.Contains(got, secret) {
 				t.Errorf("Redact(%q) = %q still holds %q", dsn, got, secret)
 			}
