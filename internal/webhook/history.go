@@ -178,13 +178,18 @@ type BulkResend struct {
 	Queued int `json:"queued"`
 	// More reports undelivered deliveries left over MaxBulkResend: ask again.
 	More bool `json:"more"`
+	// Disabled counts the undelivered deliveries left out because their
+	// endpoint is disabled: the merchant enables it first, and is told so
+	// rather than seeing "0 queued" with no reason.
+	Disabled int `json:"disabled"`
 }
 
 // ResendUndelivered queues one manual attempt of each of the merchant's
 // undelivered deliveries whose event happened at or after since (at most
 // MaxBulkResend of them, oldest first), optionally only those of one
 // endpoint. Test events, deleted and disabled endpoints, and deliveries
-// with an attempt in flight are left out. Each queued delivery becomes
+// with an attempt in flight are left out; those of disabled endpoints are
+// counted (BulkResend.Disabled). Each queued delivery becomes
 // pending and due at once, in one transaction; its one attempt
 // then makes it delivered on a 2xx, or undelivered again, and is recorded
 // as manual. Deliveries already pending (queued by an earlier call, or on
@@ -200,10 +205,11 @@ func (s *Service) ResendUndelivered(ctx context.Context, merchantID string, sinc
 	}
 	now := s.stamp()
 	args := []any{merchantID, s.db.Time(since), s.db.Time(now), MaxBulkResend + 1}
-	byEndpoint := ""
+	disabledArgs := []any{merchantID, s.db.Time(since)}
+	byEndpoint, disabledByEndpoint := "", ""
 	if endpointID != "" {
-		args = append(args, endpointID)
-		byEndpoint = " AND d.endpoint_id = $5"
+		args, disabledArgs = append(args, endpointID), append(disabledArgs, endpointID)
+		byEndpoint, disabledByEndpoint = " AND d.endpoint_id = $5", " AND d.endpoint_id = $3"
 	}
 	err := s.db.InTx(ctx, func(tx *sql.Tx) error {
 		rows, err := tx.QueryContext(ctx, `SELECT d.id FROM webhook_deliveries d
@@ -248,6 +254,12 @@ func (s *Service) ResendUndelivered(ctx context.Context, merchantID string, sinc
 			}
 			queued = append(queued, id)
 		}
+		if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM webhook_deliveries d
+			JOIN webhook_endpoints e ON e.id = d.endpoint_id AND e.merchant_id = d.merchant_id
+			WHERE d.merchant_id = $1 AND d.state = 'undelivered' AND d.test = FALSE AND d.created_at >= $2
+			  AND e.enabled = FALSE AND e.deleted_at IS NULL`+disabledByEndpoint, disabledArgs...).Scan(&out.Disabled); err != nil {
+			return err
+		}
 		if out.Queued = len(queued); out.Queued == 0 {
 			return nil
 		}
@@ -259,6 +271,6 @@ func (s *Service) ResendUndelivered(ctx context.Context, merchantID string, sinc
 	if out.Queued > 0 {
 		s.Wake() // this process's dispatchers; the NOTIFY tells the others
 	}
-	s.log.Info("undelivered webhooks queued for re-send", "merchant_id", merchantID, "queued", out.Queued, "more", out.More)
+	s.log.Info("undelivered webhooks queued for re-send", "merchant_id", merchantID, "queued", out.Queued, "more", out.More, "disabled", out.Disabled)
 	return out, nil
 }

@@ -202,8 +202,8 @@ func TestResendUndelivered(t *testing.T) {
 		sent := len(rc.requests())
 
 		got, err := s.ResendUndelivered(ctx, f.merchant, since, "")
-		if err != nil || got.Queued != 2 || got.More {
-			t.Fatalf("re-send since: %+v %v; want 2 queued", got, err)
+		if err != nil || got.Queued != 2 || got.More || got.Disabled != 2 {
+			t.Fatalf("re-send since: %+v %v; want 2 queued, and the 2 of the disabled endpoint counted", got, err)
 		}
 		again, err := s.ResendUndelivered(ctx, f.merchant, since, "")
 		if err != nil || again.Queued != 0 {
@@ -251,7 +251,7 @@ func TestResendUndelivered(t *testing.T) {
 		// asked for again; one endpoint only when named.
 		up = false
 		got, err = s.ResendUndelivered(ctx, f.merchant, time.Time{}, e.ID)
-		if err != nil || got.Queued != 1 {
+		if err != nil || got.Queued != 1 || got.Disabled != 0 {
 			t.Fatalf("re-send of all time for one endpoint: %+v %v; want only the oldest", got, err)
 		}
 		if _, err := s.Attempt(ctx, f.merchant, before.ID); err != nil {
