@@ -137,6 +137,8 @@ func (s *Simulator) record(ctx context.Context, key string) (Record, bool, error
 	ref := key
 	if r, ok := s.refs[key]; ok {
 		ref = r
+	} else if r := refOf(key); r != "" {
+		ref = r
 	}
 	var rec Record
 	mem, inMemory := s.records[ref]
@@ -274,9 +276,31 @@ func (s *Simulator) status(ctx context.Context, r statusRequest) (answer, error)
 // externaldata1 ref: 17 digits like Moov's, derived from ref, so that every
 // process of one sandbox gives the same one.
 func referenceID(ref string) string {
+	if code, ok := strings.CutPrefix(ref, "SERVICE-"); ok && len(code) == 8 && strings.ToUpper(code) == code {
+		// Our internal_ref read in base 36: any process of the sandbox
+		// (the server, the CLI) finds the payment again from it, as Moov
+		// finds its own, since the service asks by the referenceid.
+		if n, err := strconv.ParseUint(code, 36, 64); err == nil {
+			return fmt.Sprintf("7%016d", n)
+		}
+	}
 	h := fnv.New64a()
 	h.Write([]byte(ref))
 	return fmt.Sprintf("7%016d", h.Sum64()%1e16)
+}
+
+// refOf is the internal_ref a referenceid encodes (referenceID), or "".
+func refOf(referenceID string) string {
+	digits, ok := strings.CutPrefix(referenceID, "7")
+	if !ok || len(digits) != 16 {
+		return ""
+	}
+	n, err := strconv.ParseUint(digits, 10, 64)
+	if err != nil || n >= 2821109907456 { // 36^8
+		return ""
+	}
+	code := strings.ToUpper(strconv.FormatUint(n, 36))
+	return "SERVICE-" + strings.Repeat("0", 8-len(code)) + code
 }
 
 var simDescriptions = map[int]string{

@@ -215,3 +215,24 @@ func TestDroppedPushSettlesByPolling(t *testing.T) {
 		t.Fatalf("later poll: %+v, %v", o, err)
 	}
 }
+
+// TestReferenceIDFindsThePayment: the referenceid the simulator answers a
+// push with names the internal_ref, so a process that did not see the push
+// (the CLI playing the payer) finds the payment by it.
+func TestReferenceIDFindsThePayment(t *testing.T) {
+	for _, ref := range []string{"SERVICE-00000000", "SERVICE-ZZZZZZZZ", "SERVICE-IQ8106WQ"} {
+		if got := refOf(referenceID(ref)); got != ref {
+			t.Errorf("refOf(referenceID(%q)) = %q", ref, got)
+		}
+	}
+	for _, other := range []string{"order-1", "SERVICE-lower123", "SERVICE-TOOLONG99"} {
+		if id := referenceID(other); refOf(id) == other {
+			t.Errorf("%q encoded as %s, want a hash", other, id)
+		}
+	}
+	for _, id := range []string{"x", "79999999999999999", "7000000000000001x", "80000000000000001"} {
+		if got := refOf(id); got != "" {
+			t.Errorf("refOf(%q) = %q, want none", id, got)
+		}
+	}
+}
