@@ -489,3 +489,79 @@ func TestMoovAskedByItsReferenceAnywhere(t *testing.T) {
 		})
 	}
 }
+
+// TestLateSuccessAfterTimeout: a Moov payer who confirms after the payment
+// ended TIMEOUT has paid, and Moov sends no callback to say so. The late
+// checks scheduled with the TIMEOUT ask Moov again: the payment stays
+// TIMEOUT (final) and a reconciliation case records the success. Before
+// the payer answers, a check only says when to ask next; a payment that
+// did not end TIMEOUT gets no check.
+func TestLateSuccessAfterTimeout(t *testing.T) {
+	for _, engine := range testdb.Engines {
+		t.Run(engine, func(t *testing.T) {
+			t.Parallel()
+			clk := testserver.NewClock(time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC))
+			quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+			const user, pass, key = "merchant", "a-moov-password", "0123456789abcdef0123456789abcdef"
+			token, err := moov.Token(user, pass, key)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sim := moov.NewSimulator(moov.SimulatorConfig{Token: token, Now: clk.Now, Logger: quiet})
+			fake := httptest.NewServer(sim)
+			t.Cleanup(fake.Close)
+			env := map[string]string{"MOMOPAY_MOOV_URL": fake.URL, "MOMOPAY_MOOV_USERNAME": user, "MOMOPAY_MOOV_PASSWORD": pass, "MOMOPAY_MOOV_KEY": key}
+			a, err := app.Open(t.Context(), app.Config{DatabaseURL: testdb.URL(t, engine), Mode: app.ModeLive, Now: clk.Now, SessionSecret: liveSessionSecret,
+				Getenv: func(k string) string { return env[k] }, Logger: quiet})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { a.Close() })
+			ctx := t.Context()
+			m, err := a.Merchants.Create(ctx, "Live", "live@example.com", "correct horse battery", clk.Now())
+			if err != nil {
+				t.Fatal(err)
+			}
+			initiate := func(ref string) *payment.Transaction {
+				tx, err := a.Payments.Initiate(ctx, m.ID, payment.CreateRequest{Reference: ref, Amount: 5000, Currency: "XAF", Operator: "MOOV", PhoneNumber: "+23566000000"})
+				if err != nil {
+					t.Fatal(err)
+				}
+				return tx
+			}
+			late, paidInTime := initiate("late"), initiate("in-time")
+			if err := sim.AnswerPayment(ctx, paidInTime.InternalRef, true); err != nil {
+				t.Fatal(err)
+			}
+			clk.Advance(late.ExpiresAt.Sub(clk.Now()))
+			for _, tx := range []*payment.Transaction{late, paidInTime} {
+				if wait, err := a.Payments.Expire(ctx, m.ID, tx.ID); err != nil || wait != 0 {
+					t.Fatalf("expiry check: %s %v", wait, err)
+				}
+			}
+			assertStatus(t, a, m.ID, late.ID, payment.StatusTimeout)
+			assertStatus(t, a, m.ID, paidInTime.ID, payment.StatusSuccess)
+			var checks int
+			if err := a.DB.QueryRowContext(ctx, `SELECT COUNT(*) FROM river_job WHERE kind = 'payment_late_check'`).Scan(&checks); err != nil || checks != 1 {
+				t.Fatalf("%d late checks scheduled (%v), want one, for the TIMEOUT", checks, err)
+			}
+
+			clk.Advance(payment.LateCheckAfter[0])
+			if wait, err := a.Payments.LateCheck(ctx, m.ID, late.ID); err != nil || wait != payment.LateCheckAfter[1]-payment.LateCheckAfter[0] {
+				t.Fatalf("late check with no answer yet: next in %s (%v), want at the next slot", wait, err)
+			}
+			if err := sim.AnswerPayment(ctx, late.InternalRef, true); err != nil {
+				t.Fatal(err)
+			}
+			clk.Advance(payment.LateCheckAfter[1] - payment.LateCheckAfter[0])
+			if wait, err := a.Payments.LateCheck(ctx, m.ID, late.ID); err != nil || wait != 0 {
+				t.Fatalf("late check after the payer paid: next in %s (%v), want done", wait, err)
+			}
+			assertStatus(t, a, m.ID, late.ID, payment.StatusTimeout)
+			cases, err := a.Cases.ForMerchant(ctx, m.ID, false)
+			if err != nil || len(cases) != 1 || cases[0].TransactionID != late.ID || cases[0].ReportedStatus != payment.StatusSuccess {
+				t.Fatalf("reconciliation cases: %+v (%v), want the late SUCCESS of %s", cases, err, late.ID)
+			}
+		})
+	}
+}

@@ -160,6 +160,7 @@ func workConfig(sqlite bool, h *Handlers, cfg Config) *river.Config {
 	workers := river.NewWorkers()
 	river.AddWorker(workers, &pollWorker{h: h})
 	river.AddWorker(workers, &expireWorker{h: h})
+	river.AddWorker(workers, &lateCheckWorker{h: h})
 	poll := cfg.PollInterval
 	if poll <= 0 {
 		poll = river.FetchPollIntervalDefault

@@ -46,11 +46,22 @@ type ExpirePayment struct {
 // Kind implements river.JobArgs.
 func (ExpirePayment) Kind() string { return "payment_expire" }
 
+// LateCheck asks the operator once more about a payment that ended
+// TIMEOUT (payment.Service.LateCheck).
+type LateCheck struct {
+	MerchantID    string `json:"merchant_id"`
+	TransactionID string `json:"transaction_id"`
+}
+
+// Kind implements river.JobArgs.
+func (LateCheck) Kind() string { return "payment_late_check" }
+
 // Payments is what the payment workers need from payment.Service. Each
 // returns how long to wait before the next run, or 0 when the job is done.
 type Payments interface {
 	Poll(ctx context.Context, merchantID, id string) (time.Duration, error)
 	Expire(ctx context.Context, merchantID, id string) (time.Duration, error)
+	LateCheck(ctx context.Context, merchantID, id string) (time.Duration, error)
 }
 
 // Handlers are the domain services the workers call. They are filled in
@@ -174,6 +185,28 @@ func (w *expireWorker) Work(ctx context.Context, j *river.Job[ExpirePayment]) er
 	return snoozeOrDone(w.h.Payments.Expire(ctx, j.Args.MerchantID, j.Args.TransactionID))
 }
 
+type lateCheckWorker struct {
+	river.WorkerDefaults[LateCheck]
+	h *Handlers
+}
+
+// Timeout implements river.Worker.
+func (w *lateCheckWorker) Timeout(*river.Job[LateCheck]) time.Duration { return paymentJobTimeout }
+
+func (w *lateCheckWorker) Work(ctx context.Context, j *river.Job[LateCheck]) error {
+	return snoozeOrDone(w.h.Payments.LateCheck(ctx, j.Args.MerchantID, j.Args.TransactionID))
+}
+
+// ScheduleLateCheck inserts, inside tx (the one settling a payment
+// TIMEOUT), the payment's late check for at: it commits or rolls back with
+// the TIMEOUT.
+func ScheduleLateCheck(ctx context.Context, ins Inserter, tx *sql.Tx, merchantID, id string, at time.Time) error {
+	_, err := ins.InsertManyTx(ctx, tx, []river.InsertManyParams{
+		{Args: LateCheck{MerchantID: merchantID, TransactionID: id}, InsertOpts: &river.InsertOpts{Queue: QueuePayments, ScheduledAt: at, Priority: lateCheckPriority}},
+	})
+	return err
+}
+
 // ScheduleLifecycle inserts, inside tx, the first status poll and the
 // expiry check of a new transaction, each for its own time. Both start at
 // that time (within paymentFetchInterval): the first poll because
@@ -203,6 +236,9 @@ func ScheduleLifecycle(ctx context.Context, ins Inserter, tx *sql.Tx, merchantID
 const (
 	expiryPriority = 1
 	pollPriority   = 2
+	// A late check only looks for a reconciliation case: it waits behind
+	// the payments still in play.
+	lateCheckPriority = 3
 )
 
 // sqlitePaymentWorkers caps the payments queue on SQLite. Writes there

@@ -23,6 +23,8 @@ func (p polls) Poll(_ context.Context, _, id string) (time.Duration, error) {
 
 func (polls) Expire(context.Context, string, string) (time.Duration, error) { return 0, nil }
 
+func (polls) LateCheck(context.Context, string, string) (time.Duration, error) { return 0, nil }
+
 // startClient starts a PostgreSQL job client on db that reports its polls
 // to ran, with the client's own poll interval at an hour: only the payments
 // queue's own fetch interval (or a notification) can start a job.

@@ -122,7 +122,7 @@ func New() *Metrics {
 // series to read rather than none.
 var (
 	finalStatuses   = []payment.Status{payment.StatusSuccess, payment.StatusFailed, payment.StatusTimeout, payment.StatusExpired}
-	sources         = []string{payment.SourceCallback, payment.SourcePoll, payment.SourceExpiry, payment.SourceSandbox, payment.SourcePush}
+	sources         = []string{payment.SourceCallback, payment.SourcePoll, payment.SourceExpiry, payment.SourceSandbox, payment.SourcePush, payment.SourceLateCheck}
 	operations      = []string{opRequestPayment, opPaymentStatus}
 	outcomes        = []string{outcomeOK, outcomeDeclined, outcomeUnavailable, outcomeCircuitOpen, outcomeTimeout, outcomeError}
 	webhookOutcomes = []string{

@@ -18,6 +18,8 @@ const (
 	// SourcePush is the operator's answer to the push itself: a payment
 	// it declined at once (operator.DeclinedError).
 	SourcePush = "push"
+	// SourceLateCheck is an enquiry after TIMEOUT (LateCheck).
+	SourceLateCheck = "late_check"
 )
 
 // statusOf maps an operator's final state to ours; ok is false while the
@@ -316,4 +318,55 @@ func (s *Service) Expire(ctx context.Context, merchantID, id string) (time.Durat
 	}
 	_, _, err = s.settle(ctx, merchantID, id, to, SourceExpiry, out)
 	return 0, err
+}
+
+// LateCheckAfter are the times after expires_at when a payment that ended
+// TIMEOUT is asked about once more. TIMEOUT is our decision, not the
+// operator's: a payer may confirm at the last moment, or the operator's
+// answer may have been lost (Airtel's callback, sent once), and Moov sends
+// no callback at all. Without these checks nothing would learn that such a
+// payer paid.
+var LateCheckAfter = []time.Duration{2 * time.Minute, 10 * time.Minute, time.Hour}
+
+// LateCheck asks the operator about a payment that ended TIMEOUT (its job
+// is inserted with the TIMEOUT). A SUCCESS is settled through the one
+// transition: the payment stays TIMEOUT and a reconciliation case is
+// opened, refunded at once when the merchant's policy says so. Any other
+// final answer (a failure, the operator's expiry) ends the checks: no
+// money moved. With no answer yet, it returns when to ask again, or 0
+// after the last of LateCheckAfter.
+func (s *Service) LateCheck(ctx context.Context, merchantID, id string) (time.Duration, error) {
+	t, err := s.store.Transaction(ctx, merchantID, id)
+	if errors.Is(err, ErrNotFound) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, err
+	}
+	op := s.operators[t.Operator]
+	if t.Status != StatusTimeout || op == nil {
+		return 0, nil
+	}
+	next := time.Duration(0)
+	if age := s.now().Sub(t.ExpiresAt); age >= 0 {
+		for _, at := range LateCheckAfter {
+			if at > age {
+				next = at - age
+				break
+			}
+		}
+	}
+	o, err := op.PaymentStatus(ctx, operatorPayment(t))
+	if err != nil {
+		s.log.Warn("late status check failed", "transaction_id", id, "err", err)
+		return next, nil
+	}
+	switch to, final := statusOf(o.State); {
+	case to == StatusSuccess:
+		_, _, err := s.settle(ctx, merchantID, id, to, SourceLateCheck, o)
+		return 0, err
+	case final:
+		return 0, nil
+	}
+	return next, nil
 }

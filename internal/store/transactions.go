@@ -317,6 +317,13 @@ func (s *Transactions) settle(ctx context.Context, tx *sql.Tx, st payment.Settle
 		}); err != nil {
 			return settled{}, err
 		}
+		if t.Status == payment.StatusTimeout {
+			// TIMEOUT is our decision: the operator is asked again later,
+			// and the job commits with the TIMEOUT (payment.LateCheck).
+			if err := jobs.ScheduleLateCheck(ctx, s.jobs, tx, t.MerchantID, t.ID, t.ExpiresAt.Add(payment.LateCheckAfter[0])); err != nil {
+				return settled{}, err
+			}
+		}
 		var queued bool
 		if s.OnSettled != nil {
 			if queued, err = s.OnSettled(ctx, tx, t); err != nil {
