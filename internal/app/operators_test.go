@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -20,7 +19,6 @@ import (
 	"github.com/momopay/momopay/internal/store"
 	"github.com/momopay/momopay/internal/team"
 	"github.com/momopay/momopay/internal/testdb"
-	"github.com/momopay/momopay/internal/testserver"
 )
 
 func initiateAirtel(t *testing.T, a *app.App, merchant, ref, phone string) *payment.Transaction {
@@ -108,7 +106,7 @@ func TestSandboxAirtelByHand(t *testing.T) {
 	db := migrated(t, "sqlite")
 	env := map[string]string{"MOMOPAY_DATABASE_URL": db, "USER": "tester"}
 	merchant := cliJSON(t, env, "correct horse battery\n", "merchant", "create", "--name", "S", "--email", "s@example.td", "--password-stdin")["id"].(string)
-	a, err := app.Open(t.Context(), app.Config{DatabaseURL: db, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	a, err := app.Open(t.Context(), app.Config{DatabaseURL: db, Logger: quietLog})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -159,16 +157,13 @@ func TestSandboxAirtelByHand(t *testing.T) {
 	}
 }
 
-// liveSessionSecret is the dashboard's session secret live mode needs.
-var liveSessionSecret = []byte("a-session-secret-for-the-tests-0123456789")
-
 // TestLiveConfiguration: live mode builds only the operators its
 // environment configures (a payment for another is 422 saying so), names
 // every missing variable of a half-configured one, and commits SQLite with
 // synchronous=FULL.
 func TestLiveConfiguration(t *testing.T) {
 	t.Parallel()
-	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	quiet := quietLog
 	env := map[string]string{
 		"MOMOPAY_AIRTEL_BASE_URL": "https://openapiuat.airtel.africa", "MOMOPAY_AIRTEL_CLIENT_ID": "id", "MOMOPAY_AIRTEL_CLIENT_SECRET": "secret",
 	}
@@ -216,32 +211,21 @@ func TestDroppedPushSettlesByPolling(t *testing.T) {
 	for _, engine := range testdb.Engines {
 		t.Run(engine, func(t *testing.T) {
 			t.Parallel()
-			clk := testserver.NewClock(time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC))
-			sim := airtelsim.New(airtelsim.Config{ClientID: "id", ClientSecret: "secret", Now: clk.Now,
-				Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-			h := sim.Handler()
-			fake := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-				if r.URL.Path == "/merchant/v1/payments/" && strings.Contains(readAndRestore(r), "66000001") {
-					h.ServeHTTP(httptest.NewRecorder(), r)
-					conn, _, _ := w.(http.Hijacker).Hijack()
-					conn.Close()
-					return
-				}
-				h.ServeHTTP(w, r)
-			}))
-			t.Cleanup(fake.Close)
-			env := map[string]string{"MOMOPAY_AIRTEL_BASE_URL": fake.URL, "MOMOPAY_AIRTEL_CLIENT_ID": "id", "MOMOPAY_AIRTEL_CLIENT_SECRET": "secret"}
-			a, err := app.Open(t.Context(), app.Config{DatabaseURL: testdb.URL(t, engine), Mode: app.ModeLive, Now: clk.Now, SessionSecret: liveSessionSecret,
-				Getenv: func(k string) string { return env[k] }, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { a.Close() })
-			m, err := a.Merchants.Create(t.Context(), "Live", "live@example.com", "correct horse battery", clk.Now())
-			if err != nil {
-				t.Fatal(err)
-			}
-			tx := initiateAirtel(t, a, m.ID, "dropped", "+23566000001")
+			clk := liveClock()
+			sim, env := fakeAirtel(t, clk, func(h http.Handler) http.Handler {
+				return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+					if r.URL.Path == "/merchant/v1/payments/" && strings.Contains(readAndRestore(r), "66000001") {
+						h.ServeHTTP(httptest.NewRecorder(), r)
+						conn, _, _ := w.(http.Hijacker).Hijack()
+						conn.Close()
+						return
+					}
+					h.ServeHTTP(w, r)
+				})
+			})
+			a := openLive(t, testdb.URL(t, engine), clk, env)
+			m := liveMerchant(t, a, clk)
+			tx := initiateAirtel(t, a, m, "dropped", "+23566000001")
 			if tx.Status != payment.StatusPending {
 				t.Fatalf("dropped push: %s", tx.Status)
 			}
@@ -249,19 +233,19 @@ func TestDroppedPushSettlesByPolling(t *testing.T) {
 				t.Fatalf("Airtel never got the push: %v", err)
 			}
 			for range 10 {
-				wait, err := a.Payments.Poll(t.Context(), m.ID, tx.ID)
+				wait, err := a.Payments.Poll(t.Context(), m, tx.ID)
 				if err != nil || wait == 0 {
 					break
 				}
 				clk.Advance(wait)
 			}
-			assertStatus(t, a, m.ID, tx.ID, payment.StatusSuccess)
+			assertStatus(t, a, m, tx.ID, payment.StatusSuccess)
 
-			_, err = a.Payments.Initiate(t.Context(), m.ID, payment.CreateRequest{Reference: "refused", Amount: 5000, Currency: "XAF", Operator: "AIRTEL", PhoneNumber: "+23560000005"})
+			_, err := a.Payments.Initiate(t.Context(), m, payment.CreateRequest{Reference: "refused", Amount: 5000, Currency: "XAF", Operator: "AIRTEL", PhoneNumber: "+23560000005"})
 			if payment.ErrorCode(err) != payment.EUNAVAILABLE {
 				t.Fatalf("refused push: %v", err)
 			}
-			if again := initiateAirtel(t, a, m.ID, "refused", "+23566000002"); again.Reference != "refused" {
+			if again := initiateAirtel(t, a, m, "refused", "+23566000002"); again.Reference != "refused" {
 				t.Fatalf("the refused reference was not free: %+v", again)
 			}
 		})
@@ -284,33 +268,22 @@ func TestFailedLastEnquiryIsAskedAgain(t *testing.T) {
 	for _, engine := range testdb.Engines {
 		t.Run(engine, func(t *testing.T) {
 			t.Parallel()
-			clk := testserver.NewClock(time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC))
-			sim := airtelsim.New(airtelsim.Config{ClientID: "id", ClientSecret: "secret", Now: clk.Now,
-				Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-			h := sim.Handler()
+			clk := liveClock()
 			var failing atomic.Bool
-			fake := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-				if failing.Load() && strings.HasPrefix(r.URL.Path, "/standard/v1/payments/") {
-					http.Error(w, "bad gateway", http.StatusBadGateway)
-					return
-				}
-				h.ServeHTTP(w, r)
-			}))
-			t.Cleanup(fake.Close)
-			env := map[string]string{"MOMOPAY_AIRTEL_BASE_URL": fake.URL, "MOMOPAY_AIRTEL_CLIENT_ID": "id", "MOMOPAY_AIRTEL_CLIENT_SECRET": "secret"}
-			a, err := app.Open(t.Context(), app.Config{DatabaseURL: testdb.URL(t, engine), Mode: app.ModeLive, Now: clk.Now, SessionSecret: liveSessionSecret,
-				Getenv: func(k string) string { return env[k] }, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { a.Close() })
-			m, err := a.Merchants.Create(t.Context(), "Live", "live@example.com", "correct horse battery", clk.Now())
-			if err != nil {
-				t.Fatal(err)
-			}
+			sim, env := fakeAirtel(t, clk, func(h http.Handler) http.Handler {
+				return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+					if failing.Load() && strings.HasPrefix(r.URL.Path, "/standard/v1/payments/") {
+						http.Error(w, "bad gateway", http.StatusBadGateway)
+						return
+					}
+					h.ServeHTTP(w, r)
+				})
+			})
+			a := openLive(t, testdb.URL(t, engine), clk, env)
+			m := liveMerchant(t, a, clk)
 			ctx := t.Context()
-			paid := initiateAirtel(t, a, m.ID, "paid-late", "+23566000001")
-			unknown := initiateAirtel(t, a, m.ID, "never-known", "+23566000002")
+			paid := initiateAirtel(t, a, m, "paid-late", "+23566000001")
+			unknown := initiateAirtel(t, a, m, "never-known", "+23566000002")
 			clk.Advance(paid.ExpiresAt.Sub(clk.Now()) - time.Second)
 			if err := sim.AnswerPayment(ctx, paid.InternalRef, true); err != nil {
 				t.Fatal(err)
@@ -319,24 +292,24 @@ func TestFailedLastEnquiryIsAskedAgain(t *testing.T) {
 
 			failing.Store(true)
 			for _, tx := range []*payment.Transaction{paid, unknown} {
-				if wait, err := a.Payments.Expire(ctx, m.ID, tx.ID); err != nil || wait <= 0 {
+				if wait, err := a.Payments.Expire(ctx, m, tx.ID); err != nil || wait <= 0 {
 					t.Fatalf("expiry check with the enquiry failing: wait %s, %v; want a retry", wait, err)
 				}
-				assertStatus(t, a, m.ID, tx.ID, payment.StatusPending)
+				assertStatus(t, a, m, tx.ID, payment.StatusPending)
 			}
 			failing.Store(false)
 			clk.Advance(3 * time.Second)
-			if wait, err := a.Payments.Expire(ctx, m.ID, paid.ID); err != nil || wait != 0 {
+			if wait, err := a.Payments.Expire(ctx, m, paid.ID); err != nil || wait != 0 {
 				t.Fatalf("expiry check once Airtel answers: wait %s, %v", wait, err)
 			}
-			assertStatus(t, a, m.ID, paid.ID, payment.StatusSuccess)
+			assertStatus(t, a, m, paid.ID, payment.StatusSuccess)
 
 			failing.Store(true)
 			clk.Advance(13 * time.Second) // 16 s past expires_at: the grace is over
-			if wait, err := a.Payments.Expire(ctx, m.ID, unknown.ID); err != nil || wait != 0 {
+			if wait, err := a.Payments.Expire(ctx, m, unknown.ID); err != nil || wait != 0 {
 				t.Fatalf("expiry check after the grace: wait %s, %v", wait, err)
 			}
-			assertStatus(t, a, m.ID, unknown.ID, payment.StatusTimeout)
+			assertStatus(t, a, m, unknown.ID, payment.StatusTimeout)
 		})
 	}
 }
@@ -351,39 +324,30 @@ func TestDeclinedPushIsFailed(t *testing.T) {
 	for _, engine := range testdb.Engines {
 		t.Run(engine, func(t *testing.T) {
 			t.Parallel()
-			sim := airtelsim.New(airtelsim.Config{ClientID: "id", ClientSecret: "secret", Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-			h := sim.Handler()
-			fake := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-				if r.URL.Path == "/merchant/v1/payments/" && strings.Contains(readAndRestore(r), "66000009") {
-					w.Header().Set("Content-Type", "application/json")
-					io.WriteString(w, `{"status":{"code":"200","message":"Insufficient balance","result_code":"ESB000011","response_code":"DP00800001007","success":false}}`)
-					return
-				}
-				h.ServeHTTP(w, r)
-			}))
-			t.Cleanup(fake.Close)
-			env := map[string]string{"MOMOPAY_AIRTEL_BASE_URL": fake.URL, "MOMOPAY_AIRTEL_CLIENT_ID": "id", "MOMOPAY_AIRTEL_CLIENT_SECRET": "secret"}
-			a, err := app.Open(t.Context(), app.Config{DatabaseURL: testdb.URL(t, engine), Mode: app.ModeLive, SessionSecret: liveSessionSecret,
-				Getenv: func(k string) string { return env[k] }, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { a.Close() })
-			m, err := a.Merchants.Create(t.Context(), "Live", "live@example.com", "correct horse battery", time.Now())
-			if err != nil {
-				t.Fatal(err)
-			}
+			clk := liveClock()
+			_, env := fakeAirtel(t, clk, func(h http.Handler) http.Handler {
+				return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+					if r.URL.Path == "/merchant/v1/payments/" && strings.Contains(readAndRestore(r), "66000009") {
+						w.Header().Set("Content-Type", "application/json")
+						io.WriteString(w, `{"status":{"code":"200","message":"Insufficient balance","result_code":"ESB000011","response_code":"DP00800001007","success":false}}`)
+						return
+					}
+					h.ServeHTTP(w, r)
+				})
+			})
+			a := openLive(t, testdb.URL(t, engine), clk, env)
+			m := liveMerchant(t, a, clk)
 			for i := range 8 {
-				tx := initiateAirtel(t, a, m.ID, fmt.Sprintf("declined-%d", i), "+23566000009")
+				tx := initiateAirtel(t, a, m, fmt.Sprintf("declined-%d", i), "+23566000009")
 				if tx.Status != payment.StatusPending {
 					t.Fatalf("declined push answered %s, want PENDING (the contract's 201)", tx.Status)
 				}
-				got, err := a.Payments.Get(t.Context(), m.ID, tx.ID)
+				got, err := a.Payments.Get(t.Context(), m, tx.ID)
 				if err != nil || got.Status != payment.StatusFailed || got.FailureReason != "insufficient_balance" || got.OperatorCode != "DP00800001007" {
 					t.Fatalf("after a declined push: %+v (%v), want FAILED insufficient_balance DP00800001007", got, err)
 				}
 			}
-			if tx := initiateAirtel(t, a, m.ID, "healthy", "+23566000001"); tx.Status != payment.StatusPending {
+			if tx := initiateAirtel(t, a, m, "healthy", "+23566000001"); tx.Status != payment.StatusPending {
 				t.Fatalf("the next payer: %s", tx.Status)
 			}
 		})
@@ -399,22 +363,15 @@ func TestServedLiveRefusesSandbox(t *testing.T) {
 	for _, engine := range testdb.Engines {
 		t.Run(engine, func(t *testing.T) {
 			t.Parallel()
+			clk := liveClock()
 			db := testdb.URL(t, engine)
-			env := map[string]string{"MOMOPAY_DATABASE_URL": db,
-				"MOMOPAY_AIRTEL_BASE_URL": "http://127.0.0.1:1", "MOMOPAY_AIRTEL_CLIENT_ID": "id", "MOMOPAY_AIRTEL_CLIENT_SECRET": "secret"}
-			quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-			live, err := app.Open(t.Context(), app.Config{DatabaseURL: db, Mode: app.ModeLive, SessionSecret: liveSessionSecret,
-				Getenv: func(k string) string { return env[k] }, Logger: quiet})
-			if err != nil {
-				t.Fatal(err)
-			}
-			m, err := live.Merchants.Create(t.Context(), "Live", "live@example.com", "correct horse battery", time.Now())
-			if err != nil {
-				t.Fatal(err)
-			}
+			_, env := fakeAirtel(t, clk, nil)
+			env["MOMOPAY_DATABASE_URL"] = db
+			live := openLive(t, db, clk, env)
+			m := liveMerchant(t, live, clk)
 			live.Close()
 
-			if _, err := app.Open(t.Context(), app.Config{DatabaseURL: db, Logger: quiet}); !errors.Is(err, store.ErrServedLive) {
+			if _, err := app.Open(t.Context(), app.Config{DatabaseURL: db, Logger: quietLog}); !errors.Is(err, store.ErrServedLive) {
 				t.Fatalf("sandbox serve on a live database: %v, want ErrServedLive", err)
 			}
 			for _, args := range [][]string{{"sandbox", "confirm", "01a216b5-d255-7770-928b-463c7480d930"}, {"merchant", "list"}} {
@@ -423,7 +380,7 @@ func TestServedLiveRefusesSandbox(t *testing.T) {
 				}
 			}
 			env["MOMOPAY_MODE"] = "live"
-			if out, _, err := cliRun(t, env, "", "merchant", "list"); err != nil || !strings.Contains(out, m.ID) {
+			if out, _, err := cliRun(t, env, "", "merchant", "list"); err != nil || !strings.Contains(out, m) {
 				t.Errorf("merchant list in live mode: %v %q", err, out)
 			}
 		})
@@ -440,52 +397,33 @@ func TestMoovAskedByItsReferenceAnywhere(t *testing.T) {
 	for _, engine := range testdb.Engines {
 		t.Run(engine, func(t *testing.T) {
 			t.Parallel()
-			clk := testserver.NewClock(time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC))
-			quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-			const user, pass, key = "merchant", "a-moov-password", "0123456789abcdef0123456789abcdef"
-			token, err := moov.Token(user, pass, key)
-			if err != nil {
-				t.Fatal(err)
-			}
-			sim := moov.NewSimulator(moov.SimulatorConfig{Token: token, Now: clk.Now, Logger: quiet})
-			fake := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-				if strings.Contains(readAndRestore(r), "<transid>SERVICE-") {
-					http.Error(w, "no such transaction", http.StatusInternalServerError)
-					return
-				}
-				sim.ServeHTTP(w, r)
-			}))
-			t.Cleanup(fake.Close)
+			clk := liveClock()
+			_, env := fakeMoov(t, clk, func(h http.Handler) http.Handler {
+				return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+					if strings.Contains(readAndRestore(r), "<transid>SERVICE-") {
+						http.Error(w, "no such transaction", http.StatusInternalServerError)
+						return
+					}
+					h.ServeHTTP(w, r)
+				})
+			})
 			db := testdb.URL(t, engine)
-			env := map[string]string{"MOMOPAY_MOOV_URL": fake.URL, "MOMOPAY_MOOV_USERNAME": user, "MOMOPAY_MOOV_PASSWORD": pass, "MOMOPAY_MOOV_KEY": key}
-			open := func() *app.App {
-				a, err := app.Open(t.Context(), app.Config{DatabaseURL: db, Mode: app.ModeLive, Now: clk.Now, SessionSecret: liveSessionSecret,
-					Getenv: func(k string) string { return env[k] }, Logger: quiet})
-				if err != nil {
-					t.Fatal(err)
-				}
-				t.Cleanup(func() { a.Close() })
-				return a
-			}
-			pusher := open()
-			m, err := pusher.Merchants.Create(t.Context(), "Live", "live@example.com", "correct horse battery", clk.Now())
-			if err != nil {
-				t.Fatal(err)
-			}
-			tx, err := pusher.Payments.Initiate(t.Context(), m.ID, payment.CreateRequest{
+			pusher := openLive(t, db, clk, env)
+			m := liveMerchant(t, pusher, clk)
+			tx, err := pusher.Payments.Initiate(t.Context(), m, payment.CreateRequest{
 				Reference: "moov-1", Amount: 5000, Currency: "XAF", Operator: "MOOV", PhoneNumber: moov.PhoneSuccess})
 			if err != nil {
 				t.Fatal(err)
 			}
-			other := open()
+			other := openLive(t, db, clk, env)
 			for range 10 {
-				wait, err := other.Payments.Poll(t.Context(), m.ID, tx.ID)
+				wait, err := other.Payments.Poll(t.Context(), m, tx.ID)
 				if err != nil || wait == 0 {
 					break
 				}
 				clk.Advance(wait)
 			}
-			assertStatus(t, other, m.ID, tx.ID, payment.StatusSuccess)
+			assertStatus(t, other, m, tx.ID, payment.StatusSuccess)
 		})
 	}
 }
@@ -500,30 +438,13 @@ func TestLateSuccessAfterTimeout(t *testing.T) {
 	for _, engine := range testdb.Engines {
 		t.Run(engine, func(t *testing.T) {
 			t.Parallel()
-			clk := testserver.NewClock(time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC))
-			quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-			const user, pass, key = "merchant", "a-moov-password", "0123456789abcdef0123456789abcdef"
-			token, err := moov.Token(user, pass, key)
-			if err != nil {
-				t.Fatal(err)
-			}
-			sim := moov.NewSimulator(moov.SimulatorConfig{Token: token, Now: clk.Now, Logger: quiet})
-			fake := httptest.NewServer(sim)
-			t.Cleanup(fake.Close)
-			env := map[string]string{"MOMOPAY_MOOV_URL": fake.URL, "MOMOPAY_MOOV_USERNAME": user, "MOMOPAY_MOOV_PASSWORD": pass, "MOMOPAY_MOOV_KEY": key}
-			a, err := app.Open(t.Context(), app.Config{DatabaseURL: testdb.URL(t, engine), Mode: app.ModeLive, Now: clk.Now, SessionSecret: liveSessionSecret,
-				Getenv: func(k string) string { return env[k] }, Logger: quiet})
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { a.Close() })
+			clk := liveClock()
+			sim, env := fakeMoov(t, clk, nil)
+			a := openLive(t, testdb.URL(t, engine), clk, env)
 			ctx := t.Context()
-			m, err := a.Merchants.Create(ctx, "Live", "live@example.com", "correct horse battery", clk.Now())
-			if err != nil {
-				t.Fatal(err)
-			}
+			m := liveMerchant(t, a, clk)
 			initiate := func(ref string) *payment.Transaction {
-				tx, err := a.Payments.Initiate(ctx, m.ID, payment.CreateRequest{Reference: ref, Amount: 5000, Currency: "XAF", Operator: "MOOV", PhoneNumber: "+23566000000"})
+				tx, err := a.Payments.Initiate(ctx, m, payment.CreateRequest{Reference: ref, Amount: 5000, Currency: "XAF", Operator: "MOOV", PhoneNumber: "+23566000000"})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -535,30 +456,30 @@ func TestLateSuccessAfterTimeout(t *testing.T) {
 			}
 			clk.Advance(late.ExpiresAt.Sub(clk.Now()))
 			for _, tx := range []*payment.Transaction{late, paidInTime} {
-				if wait, err := a.Payments.Expire(ctx, m.ID, tx.ID); err != nil || wait != 0 {
+				if wait, err := a.Payments.Expire(ctx, m, tx.ID); err != nil || wait != 0 {
 					t.Fatalf("expiry check: %s %v", wait, err)
 				}
 			}
-			assertStatus(t, a, m.ID, late.ID, payment.StatusTimeout)
-			assertStatus(t, a, m.ID, paidInTime.ID, payment.StatusSuccess)
+			assertStatus(t, a, m, late.ID, payment.StatusTimeout)
+			assertStatus(t, a, m, paidInTime.ID, payment.StatusSuccess)
 			var checks int
 			if err := a.DB.QueryRowContext(ctx, `SELECT COUNT(*) FROM river_job WHERE kind = 'payment_late_check'`).Scan(&checks); err != nil || checks != 1 {
 				t.Fatalf("%d late checks scheduled (%v), want one, for the TIMEOUT", checks, err)
 			}
 
 			clk.Advance(payment.LateCheckAfter[0])
-			if wait, err := a.Payments.LateCheck(ctx, m.ID, late.ID); err != nil || wait != payment.LateCheckAfter[1]-payment.LateCheckAfter[0] {
+			if wait, err := a.Payments.LateCheck(ctx, m, late.ID); err != nil || wait != payment.LateCheckAfter[1]-payment.LateCheckAfter[0] {
 				t.Fatalf("late check with no answer yet: next in %s (%v), want at the next slot", wait, err)
 			}
 			if err := sim.AnswerPayment(ctx, late.InternalRef, true); err != nil {
 				t.Fatal(err)
 			}
 			clk.Advance(payment.LateCheckAfter[1] - payment.LateCheckAfter[0])
-			if wait, err := a.Payments.LateCheck(ctx, m.ID, late.ID); err != nil || wait != 0 {
+			if wait, err := a.Payments.LateCheck(ctx, m, late.ID); err != nil || wait != 0 {
 				t.Fatalf("late check after the payer paid: next in %s (%v), want done", wait, err)
 			}
-			assertStatus(t, a, m.ID, late.ID, payment.StatusTimeout)
-			cases, err := a.Cases.ForMerchant(ctx, m.ID, false)
+			assertStatus(t, a, m, late.ID, payment.StatusTimeout)
+			cases, err := a.Cases.ForMerchant(ctx, m, false)
 			if err != nil || len(cases) != 1 || cases[0].TransactionID != late.ID || cases[0].ReportedStatus != payment.StatusSuccess {
 				t.Fatalf("reconciliation cases: %+v (%v), want the late SUCCESS of %s", cases, err, late.ID)
 			}
