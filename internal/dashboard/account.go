@@ -11,7 +11,9 @@ import (
 
 type accountPage struct {
 	layout
-	Error  string // catalogue key or domain message
+	// Error is a catalogue key for a refusal of the whole form (too many
+	// tries); Fields, a key for each field in error.
+	Error  string
 	Fields map[string]string
 	Wait   int // seconds until another try, for a throttled one
 }
@@ -55,7 +57,7 @@ func (d *Dashboard) handlePassword() http.Handler {
 			return
 		}
 		err = d.accounts.SetPassword(r.Context(), s.MerchantID, s.User.ID, r.PostForm.Get("new"), now)
-		if msg, fields, ok := domainMessage(err); ok {
+		if msg, fields, ok := userProblems(err, r.PostForm.Get("new")); ok {
 			if f, ok := fields["password"]; ok {
 				fields = map[string]string{"new": f}
 			}

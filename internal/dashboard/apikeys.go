@@ -106,6 +106,9 @@ func (d *Dashboard) findKey(r *http.Request) (*APIKey, error) {
 	return nil, nil
 }
 
+// handleKeyRevokeConfirm asks before revoking a key. A key of the
+// merchant's revoked already (the back button after revoking it) gets a
+// page saying so; another merchant's is not found.
 func (d *Dashboard) handleKeyRevokeConfirm() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		k, err := d.findKey(r)
@@ -113,11 +116,15 @@ func (d *Dashboard) handleKeyRevokeConfirm() http.Handler {
 			d.fail(w, r, err)
 			return
 		}
-		if k == nil || k.RevokedAt != nil {
+		if k == nil {
 			d.notFound(w, r)
 			return
 		}
-		d.render(w, r, http.StatusOK, "key_revoke", &keyRevokePage{layout: layout{Title: "keys.revoke.title", Nav: "keys"}, Key: *k})
+		title := "keys.revoke.title"
+		if k.RevokedAt != nil {
+			title = "keys.already.title"
+		}
+		d.render(w, r, http.StatusOK, "key_revoke", &keyRevokePage{layout: layout{Title: title, Nav: "keys"}, Key: *k})
 	})
 }
 

@@ -70,8 +70,13 @@
 //  6. Wiring: in internal/app/dashboard.go, pass the store or service
 //     (or a small adapter converting store types) in dashboard.Config.
 //
-// Forms: on a validation error re-render the page with the fields'
-// messages (domainMessage splits a *payment.Error); on success
+// Forms: on a validation error re-render the page with each field's
+// message as a catalogue key, shown under its field (aria-invalid, and
+// aria-describedby naming its help and its error), and the count of them
+// above the form (layout.FixFields). problems.go turns the domain's
+// refusals, worded in English for the API, into keys (userProblems,
+// urlProblem); a page that still shows the domain's words uses
+// domainMessage, which splits a *payment.Error. On success
 // d.redirectWithFlash(w, r, "/path", "catalogue.key", "") answers 303.
 // A secret (an API key, a webhook secret) appears only in the response to
 // the POST that made it (render always sends Cache-Control: no-store),

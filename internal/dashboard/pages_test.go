@@ -73,6 +73,18 @@ func TestAPIKeyShownOnceAndRevoked(t *testing.T) {
 		if page := br.get("/keys"); !strings.Contains(page.body, "The key was revoked.") || !strings.Contains(page.body, "Revoked") {
 			t.Error("no flash or revoked state after revoking")
 		}
+		// The back button's confirmation of the revoked key says it is
+		// revoked already, and leads back to the keys; to another
+		// merchant the key is not found.
+		if again := br.get("/keys/" + newID + "/revoke"); again.status != http.StatusOK || !strings.Contains(again.body, "This key is already revoked") ||
+			!strings.Contains(again.body, `href="/keys"`) || strings.Contains(again.body, `method="post" action="/keys/`+newID) {
+			t.Errorf("the revoked key's confirmation: %d\n%s", again.status, again.body)
+		}
+		otherID, _ := b.s.NewMerchant(t)
+		rival := b.login(b.addUser(otherID, "rival@example.com", team.Owner).Email)
+		if r := rival.get("/keys/" + newID + "/revoke"); r.status != http.StatusNotFound {
+			t.Errorf("another merchant's revoked key: %d, want 404", r.status)
+		}
 	})
 }
 
@@ -462,8 +474,8 @@ func TestOverviewFigures(t *testing.T) {
 				`title="2026-03-10 23:30:00 UTC">11/03/2026 00:30</time>`,
 				"today-4",
 				// SUCCESS: 2 today, 3 over the week; AIRTEL: 2 today, 3 in all.
-				`status-SUCCESS">Succeeded</span></th><td class="num">2</td><td class="num">3</td>`,
-				`AIRTEL</th><td class="num">2</td><td class="num">3</td>`,
+				`status-SUCCESS">Succeeded</span></th><td class="num" data-label="Today">2</td><td class="num" data-label="7 days">3</td>`,
+				`AIRTEL</th><td class="num" data-label="Today">2</td><td class="num" data-label="7 days">3</td>`,
 			} {
 				if !strings.Contains(page, want) {
 					t.Errorf("the overview lacks %q", want)

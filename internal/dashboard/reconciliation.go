@@ -100,6 +100,8 @@ func init() {
 		"source.poll":       "status poll",
 		"source.expiry":     "expiry check",
 		"source.sandbox":    "sandbox payer",
+		"source.push":       "answer to the payment request",
+		"source.late_check": "check after TIMEOUT",
 	}, map[string]string{
 		"rc.title":          "Cas de rapprochement",
 		"rc.intro":          "Un opérateur a répondu après qu'un paiement était déjà final, et sa réponse le contredit. Le paiement garde son statut ; vérifiez auprès de l'opérateur, réglez l'argent avec le payeur et notez ce que vous avez fait.",
@@ -121,5 +123,7 @@ func init() {
 		"source.poll":       "interrogation du statut",
 		"source.expiry":     "vérification à l'expiration",
 		"source.sandbox":    "payeur du bac à sable",
+		"source.push":       "réponse à la demande de paiement",
+		"source.late_check": "vérification après TIMEOUT",
 	})
 }

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/momopay/momopay/internal/payment"
 	"github.com/momopay/momopay/internal/team"
 )
 
@@ -118,6 +119,15 @@ func TestCatalogue(t *testing.T) {
 	for _, a := range team.Actions {
 		if _, ok := messages[english]["audit.act."+a]; !ok {
 			t.Errorf("audit action %q has no words in the catalogue", a)
+		}
+	}
+	// So do a timeline's answers and a reconciliation case, by source.
+	for _, source := range []string{payment.SourceCallback, payment.SourcePoll, payment.SourceExpiry, payment.SourceSandbox,
+		payment.SourcePush, payment.SourceLateCheck} {
+		for _, key := range []string{"source." + source, "tx.step.heard." + source} {
+			if _, ok := messages[english][key]; !ok {
+				t.Errorf("source %q has no words in the catalogue (%s)", source, key)
+			}
 		}
 	}
 }

@@ -200,11 +200,21 @@ func (d *Dashboard) signedIn(next http.Handler) http.Handler {
 			return
 		}
 		if s == nil {
-			if _, err := r.Cookie(SessionCookie); err == nil {
+			c, err := r.Cookie(SessionCookie)
+			ended := err == nil && c.Value != ""
+			if err == nil {
 				clearSessionCookie(w)
 			}
 			if r.Header.Get("Authorization") != "" {
 				writeProblem(w, http.StatusUnauthorized, "UNAUTHORIZED", "the dashboard takes a session cookie from POST /auth/login, not an API key")
+				return
+			}
+			// A cookie that no longer opens a session (expired, signed
+			// out elsewhere, ended by a new password) is a session that
+			// ended: the sign-in page says so, rather than appear from
+			// nowhere. A first visit, without one, gets no message.
+			if ended {
+				d.redirectWithFlash(w, r, loginFor(r), "login.expired", "")
 				return
 			}
 			http.Redirect(w, r, loginFor(r), http.StatusSeeOther)
@@ -341,6 +351,13 @@ func (d *Dashboard) handleLogin() http.Handler {
 		}
 		if len(email) > 254 || len(in.Password) > 1024 {
 			refuse(http.StatusUnauthorized, "login.failed", "wrong email or password")
+			return
+		}
+		// The form sent without an email or a password (a browser's own
+		// check is off, or was got round) is not a wrong password: it is
+		// not tried, nor counted against the account.
+		if !asJSON && (email == "" || in.Password == "") {
+			refuse(http.StatusUnprocessableEntity, "login.required", "")
 			return
 		}
 		device := d.trustedDevice(r, email)

@@ -109,6 +109,14 @@ func TestLoginForm(t *testing.T) {
 		if r.status != http.StatusUnauthorized || !strings.Contains(r.body, "Wrong email or password") || r.cookie != nil {
 			t.Errorf("wrong password: %d", r.status)
 		}
+		// An empty field is not a wrong password: the page says what is
+		// missing.
+		for _, form := range []url.Values{{}, {"email": {b.owner.Email}}, {"password": {password}}} {
+			r := br.postForm("/auth/login", form)
+			if r.status != http.StatusUnprocessableEntity || !strings.Contains(r.body, "Enter your email and your password.") || strings.Contains(r.body, "Wrong email") {
+				t.Errorf("the form with %v: %d", form, r.status)
+			}
+		}
 		r = br.postForm("/auth/login", url.Values{"email": {b.owner.Email}, "password": {password}})
 		if r.status != http.StatusSeeOther || r.header.Get("Location") != "/" || r.cookie == nil {
 			t.Fatalf("sign in: %d %v", r.status, r.header)
@@ -212,6 +220,37 @@ func TestSessionRenewalAndLifetime(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestSessionEndedIsExplained: a request whose session cookie no longer
+// opens a session (ended by signing out elsewhere, or a new password) is
+// sent to the sign-in page, which says the session ended; a first visit,
+// without a cookie, gets the page without it.
+func TestSessionEndedIsExplained(t *testing.T) {
+	eachEngine(t, func(t *testing.T, b *bundle) {
+		const ended = "Your session has ended. Sign in again."
+		first := b.browser()
+		if r := first.get("/keys"); r.status != http.StatusSeeOther || r.header.Get("Location") != "/login?next=%2Fkeys" {
+			t.Fatalf("a first visit: %d to %q", r.status, r.header.Get("Location"))
+		}
+		if page := first.get("/login?next=%2Fkeys"); strings.Contains(page.body, ended) {
+			t.Error("a first visit is told its session ended")
+		}
+
+		br := b.login(b.owner.Email)
+		kept := &browser{t: t, base: b.s.URL, cookie: br.cookie, headers: map[string]string{"Accept-Language": "fr"}}
+		br.postForm("/auth/logout", nil)
+		if r := kept.get("/keys"); r.status != http.StatusSeeOther || r.header.Get("Location") != "/login?next=%2Fkeys" {
+			t.Fatalf("an ended session: %d to %q", r.status, r.header.Get("Location"))
+		}
+		if page := kept.get("/login?next=%2Fkeys"); !strings.Contains(page.body, "Votre session a pris fin. Connectez-vous à nouveau.") {
+			t.Errorf("the sign-in page after an ended session does not say so:\n%s", page.body)
+		}
+		// Said once: the next showing of the page has no message.
+		if page := kept.get("/login"); strings.Contains(page.body, "Votre session a pris fin") {
+			t.Error("the message stays on the sign-in page")
+		}
+	})
 }
 
 func TestLogoutEndsTheSessionEverywhere(t *testing.T) {

@@ -25,9 +25,11 @@ type teamPage struct {
 	Users []team.User
 	Roles []team.Role
 	// The add form, refilled after a validation error.
-	Email  string
-	Role   team.Role
-	Error  string // the first problem, as the domain words it
+	Email string
+	Role  team.Role
+	// Error is a catalogue key for a refusal of a change in the table
+	// (the last owner's role); Fields, one per field of the add form.
+	Error  string
 	Fields map[string]string
 }
 
@@ -44,11 +46,13 @@ func (d *Dashboard) teamPage(r *http.Request) (*teamPage, error) {
 	return &teamPage{layout: layout{Title: "team.title", Nav: "team"}, Users: users, Roles: team.Roles, Role: team.Developer}, nil
 }
 
-// teamProblem answers 422 with the team page and the domain's words for
-// err when err is a domain error (fill, if any, refills the add form),
-// and reports whether it answered.
-func (d *Dashboard) teamProblem(w http.ResponseWriter, r *http.Request, err error, fill func(*teamPage)) bool {
-	msg, fields, ok := domainMessage(err)
+// teamProblem answers 422 with the team page when err is a domain
+// refusal, and reports whether it answered. With fill (the add form's
+// refusal: fill refills it, and password is the one sent) each field's
+// error is shown under it; without, a change made in the table, the
+// refusal is one message above it.
+func (d *Dashboard) teamProblem(w http.ResponseWriter, r *http.Request, err error, password string, fill func(*teamPage)) bool {
+	msg, fields, ok := userProblems(err, password)
 	if !ok {
 		return false
 	}
@@ -57,9 +61,11 @@ func (d *Dashboard) teamProblem(w http.ResponseWriter, r *http.Request, err erro
 		d.fail(w, r, err)
 		return true
 	}
-	p.Error, p.Fields = msg, fields
-	if fill != nil {
+	if fill != nil && len(fields) > 0 {
+		p.Fields = fields
 		fill(p)
+	} else {
+		p.Error = oneMessage(msg, fields)
 	}
 	d.render(w, r, http.StatusUnprocessableEntity, "team", p)
 	return true
@@ -83,9 +89,9 @@ func (d *Dashboard) handleUserAdd() http.Handler {
 			return
 		}
 		s := sessionOf(r)
-		email, role := team.NormalizeEmail(r.PostForm.Get("email")), team.Role(r.PostForm.Get("role"))
-		u, err := d.team.Add(r.Context(), s.MerchantID, email, role, r.PostForm.Get("password"), d.now())
-		if d.teamProblem(w, r, err, func(p *teamPage) { p.Email, p.Role = email, role }) {
+		email, role, password := team.NormalizeEmail(r.PostForm.Get("email")), team.Role(r.PostForm.Get("role")), r.PostForm.Get("password")
+		u, err := d.team.Add(r.Context(), s.MerchantID, email, role, password, d.now())
+		if d.teamProblem(w, r, err, password, func(p *teamPage) { p.Email, p.Role = email, role }) {
 			return
 		}
 		if err != nil {
@@ -111,7 +117,7 @@ func (d *Dashboard) handleUserRole() http.Handler {
 		}
 		role := team.Role(r.PostForm.Get("role"))
 		err = d.team.SetRole(r.Context(), s.MerchantID, u.ID, role)
-		if d.teamProblem(w, r, err, nil) {
+		if d.teamProblem(w, r, err, "", nil) {
 			return
 		}
 		if err != nil {
@@ -143,7 +149,7 @@ func (d *Dashboard) handleUserRemove() http.Handler {
 			return
 		}
 		err = d.team.Remove(r.Context(), s.MerchantID, u.ID)
-		if d.teamProblem(w, r, err, nil) {
+		if d.teamProblem(w, r, err, "", nil) {
 			return
 		}
 		if err != nil {

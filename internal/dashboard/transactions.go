@@ -92,6 +92,10 @@ func readTransactionFilter(r *http.Request) (transactionFilter, payment.ListFilt
 		}
 		lf.To = day.AddDate(0, 0, 1).Add(-time.Microsecond) // the whole day
 	}
+	// Days the wrong way round select nothing: say so, not "no match".
+	if f.From != "" && f.To != "" && fields["from"] == "" && fields["to"] == "" && lf.To.Before(lf.From) {
+		fields["to"] = "tx.filter.bad.range"
+	}
 	if len(f.Reference) > payment.MaxReferenceLength {
 		fields["q"] = "tx.filter.bad.reference"
 	}
@@ -357,10 +361,12 @@ func init() {
 		"tx.filter.bad.status":           "Choose a status from the list.",
 		"tx.filter.bad.operator":         "Choose AIRTEL or MOOV.",
 		"tx.filter.bad.date":             "Enter a day as YYYY-MM-DD.",
+		"tx.filter.bad.range":            "The last day is before the first: choose a day on or after it.",
 		"tx.filter.bad.reference":        "A reference has at most 64 characters.",
 		"tx.filter.bad.page":             "This page link is not valid: start again from the newest.",
 		"tx.export":                      "Export CSV",
 		"tx.shown":                       "%d transactions on this page, newest first.",
+		"tx.shown.one":                   "1 transaction on this page.",
 		"tx.first":                       "Newest",
 		"tx.prev":                        "Newer",
 		"tx.next":                        "Older",
@@ -397,6 +403,8 @@ func init() {
 		"tx.step.heard.poll":             "Status poll answer",
 		"tx.step.heard.expiry":           "Expiry check",
 		"tx.step.heard.sandbox":          "Sandbox payer's answer",
+		"tx.step.heard.push":             "Answer to the payment request",
+		"tx.step.heard.late_check":       "Check after TIMEOUT",
 		"tx.deliveries":                  "Webhook deliveries",
 		"tx.deliveries.none":             "No webhook was sent for this transaction.",
 		"tx.refreshing":                  "This page refreshes itself while the payment is pending.",
@@ -413,10 +421,12 @@ func init() {
 		"tx.filter.bad.status":           "Choisissez un statut de la liste.",
 		"tx.filter.bad.operator":         "Choisissez AIRTEL ou MOOV.",
 		"tx.filter.bad.date":             "Saisissez un jour au format AAAA-MM-JJ.",
+		"tx.filter.bad.range":            "Le dernier jour précède le premier : choisissez un jour égal ou postérieur.",
 		"tx.filter.bad.reference":        "Une référence compte au plus 64 caractères.",
 		"tx.filter.bad.page":             "Ce lien de page n'est pas valide : repartez des plus récentes.",
 		"tx.export":                      "Exporter en CSV",
 		"tx.shown":                       "%d transactions sur cette page, les plus récentes d'abord.",
+		"tx.shown.one":                   "1 transaction sur cette page.",
 		"tx.first":                       "Les plus récentes",
 		"tx.prev":                        "Plus récentes",
 		"tx.next":                        "Plus anciennes",
@@ -453,6 +463,8 @@ func init() {
 		"tx.step.heard.poll":             "Réponse à l'interrogation du statut",
 		"tx.step.heard.expiry":           "Vérification à l'expiration",
 		"tx.step.heard.sandbox":          "Réponse du payeur (bac à sable)",
+		"tx.step.heard.push":             "Réponse à la demande de paiement",
+		"tx.step.heard.late_check":       "Vérification après TIMEOUT",
 		"tx.deliveries":                  "Envois de webhooks",
 		"tx.deliveries.none":             "Aucun webhook n'a été envoyé pour cette transaction.",
 		"tx.refreshing":                  "Cette page se met à jour tant que le paiement est en attente.",

@@ -157,6 +157,20 @@ func TestTransactionList(t *testing.T) {
 				t.Errorf("%s: %d transactions, want %d", tc.query, len(refs), tc.want)
 			}
 		}
+		// Days the wrong way round are an error on the last day, not "no
+		// match"; one day from and to is a range.
+		if r := br.get("/transactions?from=2026-11-27&to=2026-11-20"); r.status != http.StatusBadRequest ||
+			!strings.Contains(r.body, `value="2026-11-20" aria-invalid="true" aria-describedby="f-to-error"`) ||
+			!strings.Contains(r.body, `<p class="field-error" id="f-to-error">The last day is before the first`) {
+			t.Errorf("from after to: %d\n%s", r.status, r.body)
+		}
+		if r := br.get("/transactions?from=2026-11-20&to=2026-11-20"); r.status != http.StatusOK {
+			t.Errorf("from and to the same day: %d", r.status)
+		}
+		// One transaction is one, not "1 transactions".
+		if r := br.get("/transactions?q=bulk-00007"); !strings.Contains(r.body, "1 transaction on this page.") {
+			t.Errorf("one transaction found is not said in the singular")
+		}
 		for _, bad := range []string{"status=LOST", "operator=MTN", "from=yesterday", "to=2026-13-01", "before=x", "after=1", "q=" + strings.Repeat("r", 65)} {
 			if r := br.get("/transactions?" + bad); r.status != http.StatusBadRequest || !strings.Contains(r.body, `class="field-error"`) {
 				t.Errorf("%s: %d, want 400 with the field named", bad, r.status)
@@ -166,7 +180,7 @@ func TestTransactionList(t *testing.T) {
 }
 
 var (
-	listedRef = regexp.MustCompile(`<td><a href="/transactions/[0-9a-f-]{36}">([^<]+)</a>`)
+	listedRef = regexp.MustCompile(`<td class="wrap"><a href="/transactions/[0-9a-f-]{36}">([^<]+)</a>`)
 	olderLink = regexp.MustCompile(`<a href="([^"]+)" rel="next">`)
 	newerLink = regexp.MustCompile(`<a href="([^"]+)" rel="prev">`)
 )

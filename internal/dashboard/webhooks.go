@@ -30,7 +30,10 @@ type Webhooks interface {
 	EnableEndpoint(ctx context.Context, merchantID, endpointID string) error
 	DisableEndpoint(ctx context.Context, merchantID, endpointID string) error
 	DeleteEndpoint(ctx context.Context, merchantID, endpointID string) error
+	EndpointDeleted(ctx context.Context, merchantID, endpointID string) (bool, error)
 	Test(ctx context.Context, merchantID, endpointID string) (*webhook.TestResult, error)
+	// Delivery reads one delivery back, the test event's among them.
+	Delivery(ctx context.Context, merchantID, deliveryID string) (*webhook.Delivery, error)
 	History(ctx context.Context, merchantID string, f webhook.DeliveryFilter) (*webhook.DeliveryPage, error)
 	Resend(ctx context.Context, merchantID, deliveryID string) (*webhook.DeliveryAttempt, error)
 	ResendUndelivered(ctx context.Context, merchantID string, since time.Time, endpointID string) (*webhook.BulkResend, error)
@@ -39,13 +42,14 @@ type Webhooks interface {
 type webhooksPage struct {
 	layout
 	Endpoints []webhook.Endpoint
-	// The add form, refilled after a refusal.
+	// The add form, refilled after a refusal; Fields holds a catalogue key
+	// for each field in error, of this form or the bulk re-send's.
 	URL    string
-	Error  string
 	Fields map[string]string
-	// Test is the answer of the test event just sent, and to which endpoint.
-	Test         *webhook.TestResult
-	TestEndpoint string
+	// Test is the answer of the test event just sent, read back from the
+	// history; TestURL is the endpoint it went to.
+	Test    *webhook.TestResult
+	TestURL string
 	// Since pre-fills the bulk re-send with the start of yesterday.
 	Since string
 	// Request is the add and rotate forms' token, new on each showing of
@@ -65,6 +69,9 @@ type secretPage struct {
 type endpointDeletePage struct {
 	layout
 	Endpoint webhook.Endpoint
+	// Deleted: the endpoint is the merchant's, and deleted already (the
+	// page is shown again by the back button after deleting it).
+	Deleted bool
 }
 
 // deliveryList is the deliveries partial's data: the page's layout (for
@@ -104,6 +111,8 @@ func (d *Dashboard) webhooksPage(r *http.Request) (*webhooksPage, error) {
 // localMinute is the form of an <input type="datetime-local">.
 const localMinute = "2006-01-02T15:04"
 
+// handleWebhooks is the endpoints' page; ?test=ID shows the answer of the
+// test event of that delivery id (where sending one leads).
 func (d *Dashboard) handleWebhooks() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		p, err := d.webhooksPage(r)
@@ -111,8 +120,31 @@ func (d *Dashboard) handleWebhooks() http.Handler {
 			d.fail(w, r, err)
 			return
 		}
+		if id := r.URL.Query().Get("test"); id != "" {
+			if p.Test, p.TestURL, err = d.testResult(r, id); err != nil {
+				d.fail(w, r, err)
+				return
+			}
+		}
 		d.render(w, r, http.StatusOK, "webhooks", p)
 	})
+}
+
+// testResult reads back the answer of the test event whose delivery id is
+// id, and the URL it went to; nil when id is not one of the merchant's
+// test deliveries (another merchant's is not found, as anything else).
+func (d *Dashboard) testResult(r *http.Request, id string) (*webhook.TestResult, string, error) {
+	dl, err := d.webhooks.Delivery(r.Context(), sessionOf(r).MerchantID, id)
+	if isNotFound(err) {
+		return nil, "", nil
+	}
+	if err != nil {
+		return nil, "", err
+	}
+	if !dl.Test || len(dl.Attempts) == 0 {
+		return nil, "", nil
+	}
+	return &webhook.TestResult{DeliveryID: dl.ID, DeliveryAttempt: dl.Attempts[len(dl.Attempts)-1]}, dl.URL, nil
 }
 
 // handleEndpointAdd registers an endpoint and shows its secret once, in
@@ -130,13 +162,13 @@ func (d *Dashboard) handleEndpointAdd() http.Handler {
 			d.render(w, r, http.StatusConflict, "webhook_secret", &secretPage{layout: layout{Title: "wh.added.title", Nav: "webhooks"}, Endpoint: *e})
 			return
 		}
-		if msg, fields, ok := domainMessage(err); ok {
+		if key, ok := urlProblem(err); ok {
 			p, err := d.webhooksPage(r)
 			if err != nil {
 				d.fail(w, r, err)
 				return
 			}
-			p.URL, p.Error, p.Fields = raw, msg, fields
+			p.URL, p.Fields = raw, map[string]string{"url": key}
 			d.render(w, r, http.StatusUnprocessableEntity, "webhooks", p)
 			return
 		}
@@ -215,7 +247,7 @@ func (d *Dashboard) handleEndpointDeleteConfirm() http.Handler {
 			return
 		}
 		if e == nil {
-			d.notFound(w, r)
+			d.endpointGone(w, r)
 			return
 		}
 		d.render(w, r, http.StatusOK, "webhook_delete", &endpointDeletePage{layout: layout{Title: "wh.delete.title", Nav: "webhooks"}, Endpoint: *e})
@@ -242,8 +274,25 @@ func (d *Dashboard) handleEndpointDelete() http.Handler {
 	})
 }
 
-// handleEndpointTest sends the test event and shows its answer on the
-// webhooks page.
+// endpointGone answers the delete confirmation of an endpoint that is not
+// listed: the merchant's own, deleted already (the back button after
+// deleting it), says so; any other id is not found.
+func (d *Dashboard) endpointGone(w http.ResponseWriter, r *http.Request) {
+	deleted, err := d.webhooks.EndpointDeleted(r.Context(), sessionOf(r).MerchantID, r.PathValue("id"))
+	if err != nil {
+		d.fail(w, r, err)
+		return
+	}
+	if !deleted {
+		d.notFound(w, r)
+		return
+	}
+	d.render(w, r, http.StatusOK, "webhook_delete", &endpointDeletePage{layout: layout{Title: "wh.gone.title", Nav: "webhooks"}, Deleted: true})
+}
+
+// handleEndpointTest sends the test event, then leads to the webhooks page
+// showing its answer, read back from the history (post/redirect/get): a
+// reload of that page shows the answer again and sends nothing.
 func (d *Dashboard) handleEndpointTest() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		res, err := d.webhooks.Test(r.Context(), sessionOf(r).MerchantID, r.PathValue("id"))
@@ -251,13 +300,7 @@ func (d *Dashboard) handleEndpointTest() http.Handler {
 			d.fail(w, r, err)
 			return
 		}
-		p, err := d.webhooksPage(r)
-		if err != nil {
-			d.fail(w, r, err)
-			return
-		}
-		p.Test, p.TestEndpoint = res, r.PathValue("id")
-		d.render(w, r, http.StatusOK, "webhooks", p)
+		http.Redirect(w, r, "/webhooks?"+url.Values{"test": {res.DeliveryID}}.Encode(), http.StatusSeeOther)
 	})
 }
 
@@ -282,8 +325,8 @@ func (d *Dashboard) handleDeliveries() http.Handler {
 		}
 		f := webhook.DeliveryFilter{State: webhook.DeliveryState(p.State), Event: p.Event, EndpointID: p.Endpoint, After: q.Get("after")}
 		page, err := d.webhooks.History(r.Context(), merchant, f)
-		if _, fields, ok := domainMessage(err); ok {
-			p.Fields = fields
+		if e, ok := refusal(err); ok {
+			p.Fields = filterProblems(e.Fields)
 			d.render(w, r, http.StatusBadRequest, "deliveries", p)
 			return
 		}
@@ -381,8 +424,12 @@ func (d *Dashboard) handleResendSince() http.Handler {
 		}
 		d.Audit(r.Context(), team.ActionResentSince, target+": "+strconv.Itoa(res.Queued)+" queued")
 		flash := "wh.since.queued"
-		if res.More {
+		switch {
+		case res.More:
 			flash = "wh.since.more"
+		case res.Disabled > 0:
+			// Not silently: the overview counts them as needing attention.
+			flash = "wh.since.disabled"
 		}
 		d.redirectWithFlash(w, r, "/webhooks/deliveries", flash, strconv.Itoa(res.Queued))
 	})
@@ -436,6 +483,9 @@ func init() {
 		"wh.added.body":        "The form was sent again (the page was reloaded), so no second endpoint was added. Its secret was shown the first time, once. If you did not copy it, rotate the secret on the Webhooks page.",
 		"wh.again.body":        "The form was sent again (the page was reloaded), so the secret was not rotated a second time. The new secret was shown the first time, once. If you did not copy it, you may rotate again, but that ends at once the secret used before this rotation.",
 		"wh.delete.title":      "Delete endpoint",
+		"wh.gone.title":        "This endpoint is already deleted",
+		"wh.gone.body":         "It receives no more events. Its delivery history stays readable.",
+		"wh.gone.back":         "Back to the webhooks",
 		"wh.delete.confirm":    "Delete this endpoint? It will receive no more events. Its delivery history stays readable.",
 		"wh.deleted.flash":     "The endpoint was deleted.",
 		"wh.enabled.flash":     "The endpoint was enabled.",
@@ -461,6 +511,7 @@ func init() {
 		"wh.resend.failed":     "Re-sent, but not delivered: %s.",
 		"wh.resend.refused":    "Not re-sent: %s",
 		"wh.since":             "Re-send every undelivered delivery since",
+		"wh.since.from":        "Undelivered since",
 		"wh.since.help":        "N'Djamena time. Deliveries still being retried are left to their schedule.",
 		"wh.since.endpoint":    "Endpoint",
 		"wh.since.all":         "All endpoints",
@@ -468,6 +519,7 @@ func init() {
 		"wh.since.bad":         "Enter a date and time.",
 		"wh.since.queued":      "%s deliveries queued for re-sending.",
 		"wh.since.more":        "%s deliveries queued; more remain: ask again once these are sent.",
+		"wh.since.disabled":    "%s deliveries queued. Those of disabled endpoints were left out: enable the endpoint, then re-send.",
 		"wh.state.pending":     "Pending",
 		"wh.state.delivered":   "Delivered",
 		"wh.state.undelivered": "Undelivered",
@@ -503,6 +555,9 @@ func init() {
 		"wh.added.body":        "Le formulaire a été renvoyé (la page a été rechargée) : aucun second point de réception n'a été ajouté. Son secret a été affiché la première fois, une seule fois. Si vous ne l'avez pas copié, changez le secret sur la page Webhooks.",
 		"wh.again.body":        "Le formulaire a été renvoyé (la page a été rechargée) : le secret n'a pas été changé une seconde fois. Le nouveau secret a été affiché la première fois, une seule fois. Si vous ne l'avez pas copié, vous pouvez le changer à nouveau, mais le secret utilisé avant ce changement cessera alors aussitôt d'être valable.",
 		"wh.delete.title":      "Supprimer le point de réception",
+		"wh.gone.title":        "Ce point de réception est déjà supprimé",
+		"wh.gone.body":         "Il ne reçoit plus d'événements. Son historique reste consultable.",
+		"wh.gone.back":         "Retour aux webhooks",
 		"wh.delete.confirm":    "Supprimer ce point de réception ? Il ne recevra plus d'événements. Son historique reste consultable.",
 		"wh.deleted.flash":     "Le point de réception a été supprimé.",
 		"wh.enabled.flash":     "Le point de réception a été activé.",
@@ -528,6 +583,7 @@ func init() {
 		"wh.resend.failed":     "Renvoyé, mais non livré : %s.",
 		"wh.resend.refused":    "Non renvoyé : %s",
 		"wh.since":             "Renvoyer tous les envois non livrés depuis",
+		"wh.since.from":        "Non livrés depuis",
 		"wh.since.help":        "Heure de N'Djamena. Les envois encore en cours de tentatives suivent leur calendrier.",
 		"wh.since.endpoint":    "Point de réception",
 		"wh.since.all":         "Tous",
@@ -535,6 +591,7 @@ func init() {
 		"wh.since.bad":         "Saisissez une date et une heure.",
 		"wh.since.queued":      "%s envois mis en file pour être renvoyés.",
 		"wh.since.more":        "%s envois mis en file ; il en reste : redemandez une fois ceux-ci envoyés.",
+		"wh.since.disabled":    "%s envois mis en file. Ceux des points de réception désactivés ont été laissés de côté : activez le point de réception, puis renvoyez.",
 		"wh.state.pending":     "En cours",
 		"wh.state.delivered":   "Livré",
 		"wh.state.undelivered": "Non livré",

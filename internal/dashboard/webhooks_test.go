@@ -57,10 +57,12 @@ func settleByPhone(t *testing.T, br *browser, id string, confirm bool) {
 }
 
 // TestWebhookEndpointPages: adding an endpoint follows the mode's URL rules
-// and shows its secret once (no-store); the test event's answer is shown;
+// and shows its secret once (no-store); the test event's answer is shown
+// on the page the POST leads to, which reloads without sending another;
 // an endpoint can be disabled, enabled, rotated (the new secret shown
 // once, and both secrets verify deliveries meanwhile) and deleted after a
-// confirmation; each change is in the audit log, never a secret.
+// confirmation, which then says it is deleted (404 to another merchant);
+// each change is in the audit log, never a secret.
 func TestWebhookEndpointPages(t *testing.T) {
 	eachEngine(t, func(t *testing.T, b *bundle) {
 		rc := newReceiver(t, nil)
@@ -104,13 +106,30 @@ func TestWebhookEndpointPages(t *testing.T) {
 			t.Errorf("the same URL twice: %d", r.status)
 		}
 
-		// The test event, and its answer on the page.
+		// The test event leads to its answer on the page (post/redirect/
+		// get): reloading that page shows the answer again, sending nothing.
 		test := br.postForm("/webhooks/"+id+"/test", nil)
-		if test.status != http.StatusOK || !strings.Contains(test.body, "Delivered: the endpoint answered HTTP 200") || !strings.Contains(test.body, "thanks") {
-			t.Errorf("test event: %d", test.status)
+		shown := test.header.Get("Location")
+		if test.status != http.StatusSeeOther || !strings.HasPrefix(shown, "/webhooks?test=") {
+			t.Fatalf("test event: %d to %q; want 303 to the webhooks page", test.status, shown)
+		}
+		for range 2 {
+			if r := br.get(shown); r.status != http.StatusOK || !strings.Contains(r.body, "Delivered: the endpoint answered HTTP 200") ||
+				!strings.Contains(r.body, "thanks") || !strings.Contains(r.body, rc.URL+"/hook") {
+				t.Errorf("the test event's answer: %d\n%s", r.status, r.body)
+			}
 		}
 		if got := rc.waitFor(t, 1); got[0].header.Get("X-Service-Test") != "true" || !verifies(first, got[0]) {
 			t.Errorf("test event request: %v", got[0].header)
+		}
+		if n := len(rc.requests()); n != 1 {
+			t.Errorf("the receiver got %d test events; the reload sent one more", n)
+		}
+		// Another merchant's delivery id shows no answer.
+		otherID, _ := b.s.NewMerchant(t)
+		otherBr := b.login(b.addUser(otherID, "rival@example.com", "owner").Email)
+		if r := otherBr.get(shown); r.status != http.StatusOK || strings.Contains(r.body, "thanks") || strings.Contains(r.body, "Test event answer") {
+			t.Errorf("another merchant sees the test event's answer: %d", r.status)
 		}
 		down := newReceiver(t, func(_ int, w http.ResponseWriter) {
 			w.WriteHeader(http.StatusBadGateway)
@@ -123,7 +142,7 @@ func TestWebhookEndpointPages(t *testing.T) {
 				downID = e
 			}
 		}
-		if r := br.postForm("/webhooks/"+downID+"/test", nil); !strings.Contains(r.body, "Not delivered.") || !strings.Contains(r.body, "HTTP 502") || !strings.Contains(r.body, "upstream down") {
+		if r := br.get(br.postForm("/webhooks/"+downID+"/test", nil).header.Get("Location")); !strings.Contains(r.body, "Not delivered.") || !strings.Contains(r.body, "HTTP 502") || !strings.Contains(r.body, "upstream down") {
 			t.Errorf("a failing test event's answer is not shown")
 		}
 
@@ -181,6 +200,15 @@ func TestWebhookEndpointPages(t *testing.T) {
 		}
 		if ids := endpointIDs(br.get("/webhooks").body); len(ids) != 1 || ids[0] != id {
 			t.Errorf("after delete: %v", ids)
+		}
+		// The back button's confirmation of the deleted endpoint says it
+		// is deleted; to another merchant it is not found.
+		if r := br.get("/webhooks/" + downID + "/delete"); r.status != http.StatusOK || !strings.Contains(r.body, "This endpoint is already deleted") ||
+			!strings.Contains(r.body, `href="/webhooks"`) || strings.Contains(r.body, `action="/webhooks/`+downID+`/delete"`) {
+			t.Errorf("the deleted endpoint's confirmation: %d\n%s", r.status, r.body)
+		}
+		if r := otherBr.get("/webhooks/" + downID + "/delete"); r.status != http.StatusNotFound {
+			t.Errorf("another merchant's deleted endpoint: %d, want 404", r.status)
 		}
 
 		// Secrets appear only in the answers that made them.

@@ -220,6 +220,22 @@ func (s *Service) DeleteEndpoint(ctx context.Context, merchantID, endpointID str
 		WHERE merchant_id = $1 AND id = $2 AND deleted_at IS NULL`, merchantID, endpointID, s.db.Time(s.stamp()))
 }
 
+// EndpointDeleted reports whether endpointID is one of the merchant's
+// endpoints, deleted: the dashboard says "already deleted" to a back
+// button rather than "not found". Another merchant's endpoint is false.
+func (s *Service) EndpointDeleted(ctx context.Context, merchantID, endpointID string) (bool, error) {
+	if !isUUID(merchantID, endpointID) {
+		return false, nil
+	}
+	var deleted bool
+	err := s.db.QueryRowContext(ctx, `SELECT deleted_at IS NOT NULL FROM webhook_endpoints
+		WHERE merchant_id = $1 AND id = $2`, merchantID, endpointID).Scan(&deleted)
+	if errors.Is(err, sql.ErrNoRows) {
+		return false, nil
+	}
+	return deleted, err
+}
+
 func (s *Service) updateEndpoint(ctx context.Context, query, merchantID, endpointID string, more ...any) error {
 	if !isUUID(merchantID, endpointID) {
 		return ErrEndpointNotFound

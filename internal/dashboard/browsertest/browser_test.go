@@ -334,8 +334,9 @@ func (b *Browser) unfold() {
 	b.do("unfold the details", chromedp.Evaluate[chromedp.Void](`document.querySelectorAll('details:not(.menu-toggle)').forEach(d => { d.open = true; })`))
 }
 
-// check runs axe-core on the current page and saves its screenshot as
-// name.png. Call it on every page the journey visits.
+// check runs axe-core on the current page, checks its table wrappers
+// (checkTableRegions) and saves its screenshot as name.png. Call it on
+// every page the journey visits.
 func (b *Browser) check(name string) {
 	b.t.Helper()
 	if b.pagesOnly {
@@ -353,6 +354,7 @@ func (b *Browser) check(name string) {
 	if len(vs) > 0 {
 		b.t.Errorf("axe-core on %q (%s): %d serious or critical violation(s):\n%s", name, b.path(), len(vs), formatViolations(vs))
 	}
+	b.checkTableRegions(name)
 }
 
 // screenshot saves the whole page as <prefix>-<name>.png.

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/chromedp/chromedp"
 )
 
 // The harness's own checks must be able to fail: a page with known faults
@@ -19,6 +21,7 @@ const faultyPage = `<!doctype html><html><head><title>faulty</title></head><body
 <button></button>
 <p style="color:#ccc;background:#fff">pale text</p>
 <div style="width:600px">a row too wide for a phone</div>
+<div class="table-wrap" style="overflow-x:auto;width:200px"><p style="white-space:nowrap">a row of text that no keyboard can scroll to see the end of</p></div>
 <script>console.log("inline script ran")</script>
 </body></html>`
 
@@ -61,7 +64,7 @@ func TestHarnessReportsFaults(t *testing.T) {
 	for _, v := range b.axeViolations() {
 		ids = append(ids, v.ID)
 	}
-	for _, want := range []string{"image-alt", "button-name", "html-has-lang", "color-contrast"} {
+	for _, want := range []string{"image-alt", "button-name", "html-has-lang", "color-contrast", "scrollable-region-focusable"} {
 		if !slices.Contains(ids, want) {
 			t.Errorf("axe-core on the faulty page reported %v; want %s among them", ids, want)
 		}
@@ -69,6 +72,9 @@ func TestHarnessReportsFaults(t *testing.T) {
 	r := b.onPhone(nil)
 	if r.problem() == "" {
 		t.Errorf("the faulty page (no viewport meta, a 600 px row) passed the width check: %+v", r)
+	}
+	if bad := run(b, "look at the table wrappers", chromedp.Evaluate[[]string](tableRegions)); len(bad) != 1 || !strings.Contains(bad[0], "tabindex") {
+		t.Errorf("the table wrapper check on the faulty page says %q; want its one unfocusable wrapper", bad)
 	}
 	if msg := formatViolations(b.axeViolations()); !strings.Contains(msg, "image-alt") || !strings.Contains(msg, "<img") {
 		t.Errorf("the violation report does not name the rule and the element:\n%s", msg)

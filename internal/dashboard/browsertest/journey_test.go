@@ -220,6 +220,10 @@ func (j *journey) otherPages() {
 	if txt := b.bodyText(); !strings.Contains(txt, j.email) {
 		j.t.Errorf("the account page does not name the signed-in user %s", j.email)
 	}
+	// Every focus ring, on the menu, the buttons and the tables, can be
+	// seen: the keys page has each of them within its first stops.
+	b.open("/keys")
+	b.checkFocusRings("keys", 24)
 	// A page that does not exist: the dashboard's 404 page, not the API's JSON.
 	if status := b.open("/no-such-page"); status != http.StatusNotFound || !b.has("main h1") {
 		j.t.Errorf("GET /no-such-page: %d, want the 404 page:\n%s", status, b.bodyText())

@@ -62,16 +62,31 @@ var measureWidth = fmt.Sprintf(`(() => {
 
 // checkNarrow shows the current page on a 360 px wide phone screen, saves its
 // screenshot as <name>-360.png, fails the test if the page scrolls sideways,
-// and puts the desktop viewport back. It does not reload the page, so it is
-// safe on a page that answered a form.
+// if a table hides columns off to the side (in a wrapper that scrolls), or
+// if axe-core or checkTableRegions find a fault at that width, and puts
+// the desktop viewport back. It does not reload the page, so it is safe on
+// a page that answered a form.
 func (b *Browser) checkNarrow(name string) {
 	b.t.Helper()
 	if b.pagesOnly {
 		return
 	}
-	r := b.onPhone(func() { b.screenshot(name + "-360") })
+	var vs []violation
+	var hidden []string
+	r := b.onPhone(func() {
+		b.screenshot(name + "-360")
+		vs = b.axeViolations()
+		hidden = run(b, "look for tables scrolling sideways", chromedp.Evaluate[[]string](hiddenColumns))
+		b.checkTableRegions(name + "-360")
+	})
 	if msg := r.problem(); msg != "" {
 		b.t.Errorf("page %q (%s) at %d px: %s", name, b.path(), phoneWidth, msg)
+	}
+	if len(hidden) > 0 {
+		b.t.Errorf("page %q (%s) at %d px hides columns off-screen: %s", name, b.path(), phoneWidth, strings.Join(hidden, "; "))
+	}
+	if len(vs) > 0 {
+		b.t.Errorf("axe-core on %q (%s) at %d px: %d serious or critical violation(s):\n%s", name, b.path(), phoneWidth, len(vs), formatViolations(vs))
 	}
 }
 

@@ -210,6 +210,7 @@ func (j *journey) resend() {
 		t.Errorf("the re-sent delivery carries %d signature(s); want one by the new secret and one by the old", len(d.Signatures))
 	}
 	b.open("/webhooks/deliveries")
+	b.unfold() // every attempt table in view, for axe-core and the width check
 	b.check("deliveries")
 	b.checkNarrow("deliveries")
 	b.open("/webhooks/deliveries?state=pending")
