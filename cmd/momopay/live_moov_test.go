@@ -116,7 +116,7 @@ func TestLiveModeMoov(t *testing.T) {
 	if !strings.Contains(logs.String(), "source=poll") {
 		t.Errorf("settled, but not by polling:\n%s", logs)
 	}
-	out, errOut, err = runWith(t, env, "", "transaction", "show", refused["id"].(string), "--db", db, "--json")
+	out, errOut, err = runWith(t, append(env, "MOMOPAY_MODE=live"), "", "transaction", "show", refused["id"].(string), "--db", db, "--json")
 	if err != nil {
 		t.Fatalf("transaction show: %v %s", err, errOut)
 	}

@@ -187,7 +187,12 @@ func TestLiveMode(t *testing.T) {
 		t.Errorf("forged callback: %v %v", resp, err)
 	}
 
-	out, errOut, err = runWith(t, env, "", "transaction", "show", id, "--db", db, "--json")
+	// The database has served live: a command without MOMOPAY_MODE=live
+	// is refused, rather than run with the simulators.
+	if _, errOut, err = runWith(t, env, "", "transaction", "show", id, "--db", db); err == nil || !strings.Contains(errOut, "MOMOPAY_MODE=live") {
+		t.Errorf("a command in sandbox mode on the live database: %v %s", err, errOut)
+	}
+	out, errOut, err = runWith(t, append(env, "MOMOPAY_MODE=live"), "", "transaction", "show", id, "--db", db, "--json")
 	if err != nil {
 		t.Fatalf("transaction show: %v %s", err, errOut)
 	}
