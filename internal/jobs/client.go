@@ -158,9 +158,9 @@ func NewClient(db *sql.DB, pg *Postgres, h *Handlers, cfg Config) (*Client, erro
 // workConfig is the configuration of the client that works the queues.
 func workConfig(sqlite bool, h *Handlers, cfg Config) *river.Config {
 	workers := river.NewWorkers()
-	river.AddWorker(workers, &pollWorker{h: h})
-	river.AddWorker(workers, &expireWorker{h: h})
-	river.AddWorker(workers, &lateCheckWorker{h: h})
+	river.AddWorker(workers, &paymentWorker[PollPayment]{h: h, step: Payments.Poll})
+	river.AddWorker(workers, &paymentWorker[ExpirePayment]{h: h, step: Payments.Expire})
+	river.AddWorker(workers, &paymentWorker[LateCheck]{h: h, step: Payments.LateCheck})
 	poll := cfg.PollInterval
 	if poll <= 0 {
 		poll = river.FetchPollIntervalDefault

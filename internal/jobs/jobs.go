@@ -161,40 +161,33 @@ func snoozeOrDone(next time.Duration, err error) error {
 	return nil
 }
 
-type pollWorker struct {
-	river.WorkerDefaults[PollPayment]
-	h *Handlers
+// paymentJob is the arguments of a payment job: which payment it is about.
+type paymentJob interface {
+	river.JobArgs
+	payment() (merchantID, id string)
+}
+
+func (a PollPayment) payment() (string, string)   { return a.MerchantID, a.TransactionID }
+func (a ExpirePayment) payment() (string, string) { return a.MerchantID, a.TransactionID }
+func (a LateCheck) payment() (string, string)     { return a.MerchantID, a.TransactionID }
+
+// paymentWorker runs one kind of payment job through step, the
+// payment.Service call it stands for (Payments.Poll, Expire, LateCheck),
+// bounded by paymentJobTimeout and snoozed for as long as the step says.
+// The step is taken from h when the job runs: h.Payments is filled in
+// after the client exists.
+type paymentWorker[T paymentJob] struct {
+	river.WorkerDefaults[T]
+	h    *Handlers
+	step func(p Payments, ctx context.Context, merchantID, id string) (time.Duration, error)
 }
 
 // Timeout implements river.Worker.
-func (w *pollWorker) Timeout(*river.Job[PollPayment]) time.Duration { return paymentJobTimeout }
+func (w *paymentWorker[T]) Timeout(*river.Job[T]) time.Duration { return paymentJobTimeout }
 
-func (w *pollWorker) Work(ctx context.Context, j *river.Job[PollPayment]) error {
-	return snoozeOrDone(w.h.Payments.Poll(ctx, j.Args.MerchantID, j.Args.TransactionID))
-}
-
-type expireWorker struct {
-	river.WorkerDefaults[ExpirePayment]
-	h *Handlers
-}
-
-// Timeout implements river.Worker.
-func (w *expireWorker) Timeout(*river.Job[ExpirePayment]) time.Duration { return paymentJobTimeout }
-
-func (w *expireWorker) Work(ctx context.Context, j *river.Job[ExpirePayment]) error {
-	return snoozeOrDone(w.h.Payments.Expire(ctx, j.Args.MerchantID, j.Args.TransactionID))
-}
-
-type lateCheckWorker struct {
-	river.WorkerDefaults[LateCheck]
-	h *Handlers
-}
-
-// Timeout implements river.Worker.
-func (w *lateCheckWorker) Timeout(*river.Job[LateCheck]) time.Duration { return paymentJobTimeout }
-
-func (w *lateCheckWorker) Work(ctx context.Context, j *river.Job[LateCheck]) error {
-	return snoozeOrDone(w.h.Payments.LateCheck(ctx, j.Args.MerchantID, j.Args.TransactionID))
+func (w *paymentWorker[T]) Work(ctx context.Context, j *river.Job[T]) error {
+	merchantID, id := j.Args.payment()
+	return snoozeOrDone(w.step(w.h.Payments, ctx, merchantID, id))
 }
 
 // ScheduleLateCheck inserts, inside tx (the one settling a payment
