@@ -80,3 +80,16 @@ func liveMerchant(t *testing.T, a *app.App, clk *testserver.Clock) string {
 	}
 	return m.ID
 }
+
+// pollToEnd plays a payment's status polls on the clock, as its job would,
+// until polling is over (at most 10 polls).
+func pollToEnd(t *testing.T, a *app.App, clk *testserver.Clock, merchantID, id string) {
+	t.Helper()
+	for range 10 {
+		wait, err := a.Payments.Poll(t.Context(), merchantID, id)
+		if err != nil || wait == 0 {
+			return
+		}
+		clk.Advance(wait)
+	}
+}

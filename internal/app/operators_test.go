@@ -232,13 +232,7 @@ func TestDroppedPushSettlesByPolling(t *testing.T) {
 			if err := sim.AnswerPayment(t.Context(), tx.InternalRef, true); err != nil {
 				t.Fatalf("Airtel never got the push: %v", err)
 			}
-			for range 10 {
-				wait, err := a.Payments.Poll(t.Context(), m, tx.ID)
-				if err != nil || wait == 0 {
-					break
-				}
-				clk.Advance(wait)
-			}
+			pollToEnd(t, a, clk, m, tx.ID)
 			assertStatus(t, a, m, tx.ID, payment.StatusSuccess)
 
 			_, err := a.Payments.Initiate(t.Context(), m, payment.CreateRequest{Reference: "refused", Amount: 5000, Currency: "XAF", Operator: "AIRTEL", PhoneNumber: "+23560000005"})
@@ -416,13 +410,7 @@ func TestMoovAskedByItsReferenceAnywhere(t *testing.T) {
 				t.Fatal(err)
 			}
 			other := openLive(t, db, clk, env)
-			for range 10 {
-				wait, err := other.Payments.Poll(t.Context(), m, tx.ID)
-				if err != nil || wait == 0 {
-					break
-				}
-				clk.Advance(wait)
-			}
+			pollToEnd(t, other, clk, m, tx.ID)
 			assertStatus(t, other, m, tx.ID, payment.StatusSuccess)
 		})
 	}
