@@ -75,8 +75,9 @@
 // aria-describedby naming its help and its error), and the count of them
 // above the form (layout.FixFields). problems.go turns the domain's
 // refusals, worded in English for the API, into keys (userProblems,
-// urlProblem); a page that still shows the domain's words uses
-// domainMessage, which splits a *payment.Error. On success
+// urlProblem, noteProblem, resendProblem), by field, bound or the
+// refusal's Reason (a sentinel error the domain exports, tested with
+// errors.Is); the domain's English never reaches a page. On success
 // d.redirectWithFlash(w, r, "/path", "catalogue.key", "") answers 303.
 // A secret (an API key, a webhook secret) appears only in the response to
 // the POST that made it (render always sends Cache-Control: no-store),

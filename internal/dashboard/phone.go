@@ -30,8 +30,11 @@ type phonePage struct {
 	Number   string
 	Requests []payment.Transaction
 	Looked   bool
+	// Error is a catalogue key for the whole page; Fields, a key for each
+	// field in error, and AnswerID the request whose answer they refer to.
 	Error    string
 	Fields   map[string]string
+	AnswerID string
 }
 
 // normalizePayer accepts the number as people type it: spaces, and the
@@ -94,13 +97,16 @@ func (d *Dashboard) handlePhoneAnswer() http.Handler {
 			return
 		}
 		t, err := d.phone.Answer(r.Context(), sessionOf(r).MerchantID, number, r.PathValue("id"), confirm, r.PostForm.Get("pin"))
-		if msg, fields, ok := domainMessage(err); ok {
+		if e, ok := refusal(err); ok {
 			p, _, err := d.phonePage(r, number)
 			if err != nil {
 				d.fail(w, r, err)
 				return
 			}
-			p.Error, p.Fields = msg, fields
+			p.AnswerID, p.Error = r.PathValue("id"), "ph.refused"
+			if _, ok := e.Fields["pin"]; ok {
+				p.Error, p.Fields = "", map[string]string{"pin": "ph.pin.bad"}
+			}
 			d.render(w, r, http.StatusUnprocessableEntity, "phone", p)
 			return
 		}
@@ -129,6 +135,8 @@ func init() {
 		"ph.pin":             "PIN",
 		"ph.confirm":         "Confirm",
 		"ph.refuse":          "Refuse",
+		"ph.pin.bad":         "Enter four digits.",
+		"ph.refused":         "The answer was not taken. Show the requests again and retry.",
 		"ph.confirmed.flash": "Payment %s confirmed.",
 		"ph.refused.flash":   "Payment %s refused.",
 	}, map[string]string{
@@ -143,6 +151,8 @@ func init() {
 		"ph.pin":             "Code secret",
 		"ph.confirm":         "Confirmer",
 		"ph.refuse":          "Refuser",
+		"ph.pin.bad":         "Saisissez quatre chiffres.",
+		"ph.refused":         "La réponse n'a pas été prise en compte. Affichez de nouveau les demandes et réessayez.",
 		"ph.confirmed.flash": "Paiement %s confirmé.",
 		"ph.refused.flash":   "Paiement %s refusé.",
 	})

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
+	"unicode/utf8"
 
 	"github.com/momopay/momopay/internal/payment"
 	"github.com/momopay/momopay/internal/team"
@@ -15,11 +17,9 @@ import (
 // The domain packages word a refusal in English, for the API; a page shows
 // it in its own language, so each refused field is named here by a
 // catalogue key, chosen by the error's kind and field: a sentinel error
-// (team.ErrEmailTaken, team.ErrLastOwner), a code (payment.EUNPROCESSABLE
-// for a URL registered already) or an exported bound (team.MaxPassword).
-// webhook.ValidateURL gives only a message for each reason, so its messages
-// are looked up in urlReasons, with a general key for one not listed
-// (TestURLReasons checks that each listed one is still what it says).
+// (team.ErrEmailTaken, team.ErrLastOwner, a reason of webhook.ValidateURL
+// in urlReasons), a code (payment.EUNPROCESSABLE for a URL registered
+// already) or an exported bound (team.MaxPassword).
 
 // refusal is err as a domain refusal of what the user sent: not nil, not a
 // not-found, not an internal error.
@@ -100,26 +100,66 @@ func urlProblem(err error) (string, bool) {
 	if e.Code == payment.EUNPROCESSABLE {
 		return "wh.url.taken", true
 	}
-	if key, ok := urlReasons[e.Fields["url"]]; ok {
-		return key, true
+	for _, r := range urlReasons {
+		if errors.Is(err, r.reason) {
+			return r.key, true
+		}
 	}
 	return "wh.url.bad", true
 }
 
-// urlReasons maps each message of webhook.ValidateURL to its key.
-var urlReasons = map[string]string{
-	"webhook URL is required": "wh.url.required",
-	fmt.Sprintf("webhook URL must be at most %d characters", webhook.MaxURLLength):                                  "wh.url.long",
-	"webhook URL is not a valid URL":                                                                                "wh.url.bad",
-	"webhook URL must start with https:// in live mode":                                                             "wh.url.https",
-	"webhook URL must start with http:// or https://":                                                               "wh.url.scheme",
-	"webhook URL must include a host name":                                                                          "wh.url.host",
-	"webhook URL must not contain a user name or password":                                                          "wh.url.userinfo",
-	"webhook URL has an invalid port":                                                                               "wh.url.port",
-	"webhook URL must not point to localhost in live mode":                                                          "wh.url.localhost",
-	"webhook URL must name its host, or give a full IP address (like 203.0.113.7), not a shortened or numeric form": "wh.url.numeric",
-	"webhook URL must not point to a private, loopback or link-local address in live mode":                          "wh.url.private.live",
-	"webhook URL must not point to a private or link-local address (loopback is allowed in sandbox mode)":           "wh.url.private",
+// urlReasons gives the key of each reason webhook.ValidateURL refuses a URL
+// for.
+var urlReasons = []struct {
+	reason error
+	key    string
+}{
+	{webhook.ErrURLRequired, "wh.url.required"},
+	{webhook.ErrURLTooLong, "wh.url.long"},
+	{webhook.ErrURLUnparsable, "wh.url.bad"},
+	{webhook.ErrURLNotHTTPS, "wh.url.https"},
+	{webhook.ErrURLScheme, "wh.url.scheme"},
+	{webhook.ErrURLNoHost, "wh.url.host"},
+	{webhook.ErrURLUserinfo, "wh.url.userinfo"},
+	{webhook.ErrURLPort, "wh.url.port"},
+	{webhook.ErrURLLocalhost, "wh.url.localhost"},
+	{webhook.ErrURLNumericHost, "wh.url.numeric"},
+	{webhook.ErrURLNonPublic, "wh.url.private.live"},
+	{webhook.ErrURLPrivateLocal, "wh.url.private"},
+}
+
+// noteProblem is the key for a case's note that payment.ValidateResolution
+// refused, told by the note itself as the rule is.
+func noteProblem(note string) string {
+	switch {
+	case strings.TrimSpace(note) == "":
+		return "rc.note.empty"
+	case utf8.RuneCountInString(note) > payment.MaxResolutionNote:
+		return "rc.note.long"
+	}
+	return "rc.note.text"
+}
+
+// resendProblem is the flash for a re-send the webhook service refused; ok
+// is false when err is no refusal.
+func resendProblem(err error) (string, bool) {
+	if _, ok := refusal(err); !ok {
+		return "", false
+	}
+	for _, r := range []struct {
+		reason error
+		key    string
+	}{
+		{webhook.ErrResendTest, "wh.resend.test"},
+		{webhook.ErrResendDelivered, "wh.resend.delivered"},
+		{webhook.ErrResendDeleted, "wh.resend.deleted"},
+		{webhook.ErrResendBusy, "wh.resend.busy"},
+	} {
+		if errors.Is(err, r.reason) {
+			return r.key, true
+		}
+	}
+	return "wh.resend.refused", true
 }
 
 // filterProblems names the delivery history's refused filter values.

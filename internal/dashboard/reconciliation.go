@@ -2,6 +2,8 @@ package dashboard
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"net/http"
 	"time"
 
@@ -59,13 +61,19 @@ func (d *Dashboard) handleCaseResolve() http.Handler {
 		}
 		s, id, note := sessionOf(r), r.PathValue("id"), r.PostForm.Get("note")
 		c, err := d.cases.Resolve(r.Context(), s.MerchantID, id, s.User.Email, note, d.now())
-		if msg, fields, ok := domainMessage(err); ok {
+		if e, ok := refusal(err); ok {
 			p, err := d.reconciliationPage(r, false)
 			if err != nil {
 				d.fail(w, r, err)
 				return
 			}
-			p.CaseID, p.Note, p.Error, p.Fields = id, note, msg, fields
+			p.CaseID, p.Note, p.Error = id, note, "rc.refused"
+			switch _, bad := e.Fields["note"]; {
+			case errors.Is(e, payment.ErrCaseResolved):
+				p.Error = "rc.already"
+			case bad:
+				p.Error, p.Fields = "", map[string]string{"note": noteProblem(note)}
+			}
 			d.render(w, r, http.StatusUnprocessableEntity, "reconciliation", p)
 			return
 		}
@@ -95,6 +103,11 @@ func init() {
 		"rc.note.help":      "What was done: refund, credit, confirmation from the operator…",
 		"rc.resolve":        "Mark resolved",
 		"rc.resolved.flash": "The case was marked resolved.",
+		"rc.already":        "This case was resolved already: its note is below.",
+		"rc.refused":        "The case was not marked resolved.",
+		"rc.note.empty":     "Say what was done about this case.",
+		"rc.note.long":      fmt.Sprintf("The note must be at most %d characters long.", payment.MaxResolutionNote),
+		"rc.note.text":      "The note must be plain text, without control characters.",
 		"rc.none":           "No case: every late answer agreed with the payment's status.",
 		"source.callback":   "operator callback",
 		"source.poll":       "status poll",
@@ -118,6 +131,11 @@ func init() {
 		"rc.note.help":      "Ce qui a été fait : remboursement, crédit, confirmation de l'opérateur…",
 		"rc.resolve":        "Marquer comme résolu",
 		"rc.resolved.flash": "Le cas a été marqué comme résolu.",
+		"rc.already":        "Ce cas a déjà été résolu : sa note figure ci-dessous.",
+		"rc.refused":        "Le cas n'a pas été marqué comme résolu.",
+		"rc.note.empty":     "Indiquez ce qui a été fait pour ce cas.",
+		"rc.note.long":      fmt.Sprintf("La note doit compter au plus %d caractères.", payment.MaxResolutionNote),
+		"rc.note.text":      "La note doit être du texte simple, sans caractères de contrôle.",
 		"rc.none":           "Aucun cas : chaque réponse tardive concordait avec le statut du paiement.",
 		"source.callback":   "rappel de l'opérateur",
 		"source.poll":       "interrogation du statut",

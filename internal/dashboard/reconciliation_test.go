@@ -56,9 +56,16 @@ func TestReconciliationPage(t *testing.T) {
 		if r := viewer.postForm("/reconciliation/"+id+"/resolve", url.Values{"note": {"mine"}}); r.status != http.StatusForbidden {
 			t.Errorf("viewer resolving: %d", r.status)
 		}
-		if r := owner.postForm("/reconciliation/"+id+"/resolve", url.Values{"note": {"  "}}); r.status != http.StatusUnprocessableEntity || !strings.Contains(r.body, "say what was done") {
+		if r := owner.postForm("/reconciliation/"+id+"/resolve", url.Values{"note": {"  "}}); r.status != http.StatusUnprocessableEntity || !strings.Contains(r.body, `id="note-`+id+`-error">Say what was done about this case.</p>`) {
 			t.Errorf("empty note: %d", r.status)
 		}
+		owner.headers["Accept-Language"] = "fr"
+		long := strings.Repeat("é", payment.MaxResolutionNote+1)
+		if r := owner.postForm("/reconciliation/"+id+"/resolve", url.Values{"note": {long}}); r.status != http.StatusUnprocessableEntity ||
+			!strings.Contains(r.body, `aria-invalid="true"`) || !strings.Contains(r.body, "La note doit compter au plus 1000 caractères.") || strings.Contains(r.body, "at most") {
+			t.Errorf("a long note on a French page: %d, not refused in French under its field", r.status)
+		}
+		delete(owner.headers, "Accept-Language")
 		if r := owner.postForm("/reconciliation/"+id+"/resolve", url.Values{"note": {"Refunded 3 000 FCFA to the payer, ref R-7"}}); r.status != http.StatusSeeOther {
 			t.Fatalf("resolve: %d %s", r.status, r.body)
 		}
@@ -69,7 +76,7 @@ func TestReconciliationPage(t *testing.T) {
 		if open := viewer.get("/reconciliation?open=1"); strings.Contains(open.body, "/transactions/"+tx) {
 			t.Error("a resolved case is listed as open")
 		}
-		if r := owner.postForm("/reconciliation/"+id+"/resolve", url.Values{"note": {"again"}}); r.status != http.StatusUnprocessableEntity || !strings.Contains(r.body, "resolved already") {
+		if r := owner.postForm("/reconciliation/"+id+"/resolve", url.Values{"note": {"again"}}); r.status != http.StatusUnprocessableEntity || !strings.Contains(r.body, "This case was resolved already: its note is below.") {
 			t.Errorf("resolving twice: %d", r.status)
 		}
 		if !strings.Contains(owner.get("/audit").body, "reconciliation.case_resolved") {

@@ -17,7 +17,6 @@ import (
 
 	"github.com/golang-jwt/jwt/v5"
 
-	"github.com/momopay/momopay/internal/payment"
 	"github.com/momopay/momopay/internal/team"
 )
 
@@ -484,13 +483,4 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("Cache-Control", "no-store")
 	w.WriteHeader(status)
 	json.NewEncoder(w).Encode(v)
-}
-
-// domainMessage is the safe message of a domain error, and its fields.
-func domainMessage(err error) (string, map[string]string, bool) {
-	e, ok := errors.AsType[*payment.Error](err)
-	if !ok || e.Code == payment.EINTERNAL || e.Code == payment.ENOTFOUND {
-		return "", nil, false
-	}
-	return e.Message, e.Fields, true
 }

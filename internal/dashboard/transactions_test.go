@@ -326,8 +326,9 @@ func TestTransactionDetailAndPhone(t *testing.T) {
 		if phone.status != http.StatusOK || !strings.Contains(phone.body, "1 500 FCFA") || !strings.Contains(phone.body, "/phone/"+id+"/answer") {
 			t.Fatalf("phone: %d", phone.status)
 		}
-		if r := dev.postForm("/phone/"+id+"/answer", url.Values{"number": {payer}, "answer": {"confirm"}, "pin": {"12"}}); r.status != http.StatusUnprocessableEntity || !strings.Contains(r.body, "four digits") {
-			t.Errorf("a short PIN: %d", r.status)
+		if r := dev.postForm("/phone/"+id+"/answer", url.Values{"number": {payer}, "answer": {"confirm"}, "pin": {"12"}}); r.status != http.StatusUnprocessableEntity ||
+			!strings.Contains(r.body, `aria-invalid="true" aria-describedby="pin-`+id+`-error"`) || !strings.Contains(r.body, `<p class="field-error" id="pin-`+id+`-error">Enter four digits.</p>`) {
+			t.Errorf("a short PIN: %d, not shown under its field", r.status)
 		}
 		r := dev.postForm("/phone/"+id+"/answer", url.Values{"number": {payer}, "answer": {"confirm"}, "pin": {"1234"}})
 		if r.status != http.StatusSeeOther || r.header.Get("Location") != "/phone?number=%2B23566000001" {

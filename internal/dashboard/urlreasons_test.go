@@ -1,6 +1,7 @@
 package dashboard
 
 import (
+	"errors"
 	"strings"
 	"testing"
 
@@ -8,10 +9,9 @@ import (
 	"github.com/momopay/momopay/internal/webhook"
 )
 
-// TestURLReasons: each reason webhook.ValidateURL gives has its own key,
-// and each key of urlReasons is still a reason it gives. The webhook
-// package words its reasons in English with no other handle; a reworded
-// one would fall back to the general key, and this test says which.
+// TestURLReasons: each reason webhook.ValidateURL refuses a URL for has its
+// own key, found through the refusal that carries it as its Reason, and
+// urlReasons lists no reason twice.
 func TestURLReasons(t *testing.T) {
 	samples := []struct {
 		url  string
@@ -31,26 +31,34 @@ func TestURLReasons(t *testing.T) {
 		{"https://10.0.0.1/hook", true, "wh.url.private.live"},
 		{"http://10.0.0.1/hook", false, "wh.url.private"},
 	}
-	covered := map[string]bool{}
+	if len(samples) != len(urlReasons) {
+		t.Errorf("%d samples for %d reasons: give each reason a sample", len(samples), len(urlReasons))
+	}
 	for _, s := range samples {
-		err := webhook.ValidateURL(s.url, s.live)
-		if err == nil {
-			t.Errorf("ValidateURL(%.40q, live %v) accepts it; the sample no longer shows %s", s.url, s.live, s.want)
+		reason := webhook.ValidateURL(s.url, s.live)
+		if reason == nil {
+			t.Errorf("%.40q (live %v) is accepted; the sample no longer shows %s", s.url, s.live, s.want)
 			continue
 		}
-		refused := &payment.Error{Code: payment.EINVALID, Message: err.Error(), Fields: map[string]string{"url": err.Error()}}
-		if got, _ := urlProblem(refused); got != s.want {
-			t.Errorf("ValidateURL's %q is shown as %s, want %s: add it to urlReasons", err, got, s.want)
+		// As the webhook service refuses it (TestFormErrorsInFrench goes
+		// through the service and the form).
+		err := &payment.Error{Code: payment.EINVALID, Message: reason.Error(), Fields: map[string]string{"url": reason.Error()}, Reason: reason}
+		if got, _ := urlProblem(err); got != s.want {
+			t.Errorf("%.40q (live %v): %v is shown as %s, want %s", s.url, s.live, err, got, s.want)
 		}
-		covered[err.Error()] = true
 	}
-	for reason := range urlReasons {
-		if !covered[reason] {
-			t.Errorf("urlReasons lists %q, which no sample makes ValidateURL say", reason)
+	seen := map[error]bool{}
+	for _, r := range urlReasons {
+		if seen[r.reason] {
+			t.Errorf("urlReasons lists %q twice", r.reason)
 		}
+		seen[r.reason] = true
 	}
 	taken := &payment.Error{Code: payment.EUNPROCESSABLE, Fields: map[string]string{"url": "is registered already"}}
 	if got, _ := urlProblem(taken); got != "wh.url.taken" {
 		t.Errorf("a URL registered already is shown as %s", got)
+	}
+	if got, _ := urlProblem(errors.New("the database is down")); got != "" {
+		t.Errorf("an internal error is shown as %s", got)
 	}
 }

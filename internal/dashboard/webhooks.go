@@ -362,8 +362,8 @@ func (d *Dashboard) handleResend() http.Handler {
 			back = "/webhooks/deliveries"
 		}
 		a, err := d.webhooks.Resend(r.Context(), sessionOf(r).MerchantID, id)
-		if msg, _, ok := domainMessage(err); ok {
-			d.redirectWithFlash(w, r, back, "wh.resend.refused", msg)
+		if key, ok := resendProblem(err); ok {
+			d.redirectWithFlash(w, r, back, key, "")
 			return
 		}
 		if err != nil {
@@ -509,7 +509,11 @@ func init() {
 		"wh.resend":            "Re-send now",
 		"wh.resend.ok":         "Re-sent: the endpoint answered HTTP %s.",
 		"wh.resend.failed":     "Re-sent, but not delivered: %s.",
-		"wh.resend.refused":    "Not re-sent: %s",
+		"wh.resend.test":       "Not re-sent: a test event is sent once. Send a new test event instead.",
+		"wh.resend.delivered":  "Not re-sent: this delivery was delivered already.",
+		"wh.resend.deleted":    "Not re-sent: the endpoint of this delivery was deleted.",
+		"wh.resend.busy":       "Not re-sent: this delivery is being attempted right now. Look at its history in a few seconds.",
+		"wh.resend.refused":    "Not re-sent.",
 		"wh.since":             "Re-send every undelivered delivery since",
 		"wh.since.from":        "Undelivered since",
 		"wh.since.help":        "N'Djamena time. Deliveries still being retried are left to their schedule.",
@@ -581,7 +585,11 @@ func init() {
 		"wh.resend":            "Renvoyer maintenant",
 		"wh.resend.ok":         "Renvoyé : le point de réception a répondu HTTP %s.",
 		"wh.resend.failed":     "Renvoyé, mais non livré : %s.",
-		"wh.resend.refused":    "Non renvoyé : %s",
+		"wh.resend.test":       "Non renvoyé : un événement de test n'est envoyé qu'une fois. Envoyez plutôt un nouvel événement de test.",
+		"wh.resend.delivered":  "Non renvoyé : cet envoi a déjà été livré.",
+		"wh.resend.deleted":    "Non renvoyé : le point de réception de cet envoi a été supprimé.",
+		"wh.resend.busy":       "Non renvoyé : une tentative de cet envoi est en cours. Consultez son historique dans quelques secondes.",
+		"wh.resend.refused":    "Non renvoyé.",
 		"wh.since":             "Renvoyer tous les envois non livrés depuis",
 		"wh.since.from":        "Non livrés depuis",
 		"wh.since.help":        "Heure de N'Djamena. Les envois encore en cours de tentatives suivent leur calendrier.",

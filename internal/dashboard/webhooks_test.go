@@ -317,9 +317,15 @@ func TestDeliveryHistoryPage(t *testing.T) {
 		}
 		if r := br.postForm("/webhooks/deliveries/"+one+"/resend", nil); r.status != http.StatusSeeOther {
 			t.Errorf("re-sending a delivered delivery: %d", r.status)
-		} else if page := br.get("/webhooks/deliveries"); !strings.Contains(page.body, "Not re-sent:") {
-			t.Error("re-sending a delivered delivery is not refused")
+		} else if page := br.get("/webhooks/deliveries"); !strings.Contains(page.body, "Not re-sent: this delivery was delivered already.") {
+			t.Error("re-sending a delivered delivery is not refused with its reason")
 		}
+		br.headers["Accept-Language"] = "fr"
+		br.postForm("/webhooks/deliveries/"+one+"/resend", nil)
+		if page := br.get("/webhooks/deliveries"); !strings.Contains(page.body, "Non renvoyé : cet envoi a déjà été livré.") {
+			t.Error("the refusal is not in French on a French page")
+		}
+		delete(br.headers, "Accept-Language")
 
 		// Every undelivered one since yesterday: the two left, once.
 		since := time.Now().In(ndjamena).Add(-24 * time.Hour).Format("2006-01-02T15:04")

@@ -29,9 +29,17 @@ type Error struct {
 	ExistingTransactionID string
 	// RetryAfter is set with EUNAVAILABLE.
 	RetryAfter time.Duration
+	// Reason, when set, is the specific refusal behind Message (one of a
+	// package's sentinel errors), for callers that must tell refusals
+	// apart with errors.Is: the dashboard words each in the user's
+	// language. It is never shown.
+	Reason error
 }
 
 func (e *Error) Error() string { return fmt.Sprintf("%s: %s", e.Code, e.Message) }
+
+// Unwrap gives errors.Is and errors.As the Reason.
+func (e *Error) Unwrap() error { return e.Reason }
 
 // DuplicateReference is the 409 answer to a create whose reference the
 // merchant's transaction id already holds.
@@ -42,6 +50,14 @@ func DuplicateReference(id string) *Error {
 // Errorf builds an *Error with a formatted message.
 func Errorf(code, format string, args ...any) *Error {
 	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
+}
+
+// Refuse builds an *Error with a formatted message, carrying reason as its
+// Reason.
+func Refuse(code string, reason error, format string, args ...any) *Error {
+	e := Errorf(code, format, args...)
+	e.Reason = reason
+	return e
 }
 
 // ErrorCode returns the code of err, EINTERNAL for anything that is not an

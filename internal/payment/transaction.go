@@ -1,6 +1,7 @@
 package payment
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -172,6 +173,11 @@ type ReconciliationCase struct {
 
 // MaxResolutionNote bounds the note that closes a reconciliation case.
 const MaxResolutionNote = 1000
+
+// ErrCaseResolved is the Reason of the refusal to resolve a case that was
+// resolved already: two people working the same case must not overwrite
+// each other's note.
+var ErrCaseResolved = errors.New("the case was resolved already")
 
 // ValidateResolution checks the note that closes a reconciliation case: it
 // says what was done about the money (refunded, credited, confirmed with the

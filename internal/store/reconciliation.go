@@ -109,7 +109,7 @@ func (s *ReconciliationCases) Resolve(ctx context.Context, merchantID, id, by, n
 	if err != nil {
 		return nil, err
 	}
-	return nil, payment.Errorf(payment.EUNPROCESSABLE, "this case was resolved already by %s", c.ResolvedBy)
+	return nil, payment.Refuse(payment.EUNPROCESSABLE, payment.ErrCaseResolved, "this case was resolved already by %s", c.ResolvedBy)
 }
 
 func (s *ReconciliationCases) query(ctx context.Context, q string, args ...any) ([]payment.ReconciliationCase, error) {

@@ -218,6 +218,15 @@ func (s *Service) attempt(ctx context.Context, d *target) (time.Duration, error)
 	return wait, nil
 }
 
+// The reasons Resend refuses a delivery for, carried as the Reason of its
+// payment.Error so that the dashboard can word each in the user's language.
+var (
+	ErrResendTest      = errors.New("a test event is sent once")
+	ErrResendDelivered = errors.New("the delivery was delivered already")
+	ErrResendDeleted   = errors.New("the delivery's endpoint was deleted")
+	ErrResendBusy      = errors.New("the delivery is being attempted right now")
+)
+
 // Resend makes one immediate, synchronous, manual attempt of a pending or
 // undelivered delivery, with the same delivery id and body bytes, recorded
 // in its history (manual). A 2xx makes it delivered, and its scheduled
@@ -235,11 +244,11 @@ func (s *Service) Resend(ctx context.Context, merchantID, deliveryID string) (*D
 	}
 	switch {
 	case d.test:
-		return nil, payment.Errorf(payment.EUNPROCESSABLE, "delivery %s is a test event, which is sent once: send a new test instead", d.id)
+		return nil, payment.Refuse(payment.EUNPROCESSABLE, ErrResendTest, "delivery %s is a test event, which is sent once: send a new test instead", d.id)
 	case d.state == StateDelivered:
-		return nil, payment.Errorf(payment.EUNPROCESSABLE, "delivery %s was delivered already: only a pending or undelivered delivery can be re-sent", d.id)
+		return nil, payment.Refuse(payment.EUNPROCESSABLE, ErrResendDelivered, "delivery %s was delivered already: only a pending or undelivered delivery can be re-sent", d.id)
 	case d.deleted:
-		return nil, payment.Errorf(payment.EUNPROCESSABLE, "the endpoint of delivery %s was deleted", d.id)
+		return nil, payment.Refuse(payment.EUNPROCESSABLE, ErrResendDeleted, "the endpoint of delivery %s was deleted", d.id)
 	}
 	// The claim fails while another attempt holds the lease.
 	c, err := s.claim(ctx, d, s.stamp(), true)
@@ -247,7 +256,7 @@ func (s *Service) Resend(ctx context.Context, merchantID, deliveryID string) (*D
 		return nil, err
 	}
 	if c == nil {
-		return nil, payment.Errorf(payment.EUNPROCESSABLE, "delivery %s is being attempted right now: look at its history in a few seconds", d.id)
+		return nil, payment.Refuse(payment.EUNPROCESSABLE, ErrResendBusy, "delivery %s is being attempted right now: look at its history in a few seconds", d.id)
 	}
 	a := s.send(ctx, d.message(c.at))
 	if err := ctx.Err(); err != nil && !a.Succeeded {

@@ -56,7 +56,7 @@ var endpointRequests = uuid.MustParse("9b7e3c52-0a4f-4d1e-8c26-5f3a9e71b0d4")
 // a new one each time.
 func (s *Service) CreateEndpointOnce(ctx context.Context, merchantID, url, request string) (*Endpoint, error) {
 	if err := ValidateURL(url, s.live); err != nil {
-		return nil, &payment.Error{Code: payment.EINVALID, Message: err.Error(), Fields: map[string]string{"url": err.Error()}}
+		return nil, &payment.Error{Code: payment.EINVALID, Message: err.Error(), Fields: map[string]string{"url": err.Error()}, Reason: err}
 	}
 	if !isUUID(merchantID) {
 		return nil, payment.Errorf(payment.ENOTFOUND, "merchant not found")

@@ -81,24 +81,30 @@ func TestCreateEndpointValidates(t *testing.T) {
 	f := setup(t, "sqlite")
 	live := f.service(true, 0)
 	tests := []struct {
-		svc  *webhook.Service
-		url  string
-		want string
+		svc    *webhook.Service
+		url    string
+		want   string
+		reason error
 	}{
-		{f.app.Webhooks, "", "required"},
-		{f.app.Webhooks, "ftp://example.com/", "http:// or https://"},
-		{f.app.Webhooks, "https://user:pw@example.com/", "user name"},
-		{live, "http://merchant.example/hook", "https"},
-		{live, "https://127.0.0.1/hook", "private"},
-		{live, "https://10.0.0.1/hook", "private"},
-		{live, "https://localhost:8443/hook", "localhost"},
-		{live, "https://169.254.169.254/latest/meta-data", "private"},
+		{f.app.Webhooks, "", "required", webhook.ErrURLRequired},
+		{f.app.Webhooks, "ftp://example.com/", "http:// or https://", webhook.ErrURLScheme},
+		{f.app.Webhooks, "https://user:pw@example.com/", "user name", webhook.ErrURLUserinfo},
+		{f.app.Webhooks, "http://10.0.0.1/hook", "private", webhook.ErrURLPrivateLocal},
+		{live, "http://merchant.example/hook", "https", webhook.ErrURLNotHTTPS},
+		{live, "https://127.0.0.1/hook", "private", webhook.ErrURLNonPublic},
+		{live, "https://10.0.0.1/hook", "private", webhook.ErrURLNonPublic},
+		{live, "https://localhost:8443/hook", "localhost", webhook.ErrURLLocalhost},
+		{live, "https://169.254.169.254/latest/meta-data", "private", webhook.ErrURLNonPublic},
 	}
 	for _, tt := range tests {
 		e, err := tt.svc.CreateEndpoint(context.Background(), f.merchant, tt.url)
 		var pe *payment.Error
 		if e != nil || !errors.As(err, &pe) || pe.Code != payment.EINVALID || !strings.Contains(pe.Fields["url"], tt.want) {
 			t.Errorf("create %q: %v, %v; want EINVALID with url field about %q", tt.url, e, err, tt.want)
+		}
+		// The dashboard words the refusal by its reason.
+		if !errors.Is(err, tt.reason) {
+			t.Errorf("create %q: %v does not carry the reason %q", tt.url, err, tt.reason)
 		}
 	}
 	if list, _ := f.app.Webhooks.Endpoints(context.Background(), f.merchant); len(list) != 0 {

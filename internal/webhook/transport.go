@@ -88,6 +88,24 @@ func allowedAddr(addr netip.Addr, live bool) bool {
 	return IsPublicAddr(addr) || (!live && addr.WithZone("").Unmap().IsLoopback())
 }
 
+// The reasons ValidateURL refuses a URL for, each its own error, worded for
+// the merchant. Callers that speak to the merchant in another language (the
+// dashboard) tell them apart with errors.Is, never by their words.
+var (
+	ErrURLRequired     = errors.New("webhook URL is required")
+	ErrURLTooLong      = fmt.Errorf("webhook URL must be at most %d characters", MaxURLLength)
+	ErrURLUnparsable   = errors.New("webhook URL is not a valid URL")
+	ErrURLNotHTTPS     = errors.New("webhook URL must start with https:// in live mode")
+	ErrURLScheme       = errors.New("webhook URL must start with http:// or https://")
+	ErrURLNoHost       = errors.New("webhook URL must include a host name")
+	ErrURLUserinfo     = errors.New("webhook URL must not contain a user name or password")
+	ErrURLPort         = errors.New("webhook URL has an invalid port")
+	ErrURLLocalhost    = errors.New("webhook URL must not point to localhost in live mode")
+	ErrURLNumericHost  = errors.New("webhook URL must name its host, or give a full IP address (like 203.0.113.7), not a shortened or numeric form")
+	ErrURLNonPublic    = errors.New("webhook URL must not point to a private, loopback or link-local address in live mode")
+	ErrURLPrivateLocal = errors.New("webhook URL must not point to a private or link-local address (loopback is allowed in sandbox mode)")
+)
+
 // ValidateURL checks a webhook URL when a merchant registers it, so mistakes
 // are reported at once instead of as failed deliveries hours later. The URL
 // must be absolute http or https with a host, carry no user name or password
@@ -95,52 +113,51 @@ func allowedAddr(addr netip.Addr, live bool) bool {
 // mode the contract (section 6) requires https, and a literal IP or localhost
 // host must be public; sandbox mode allows http, localhost and loopback
 // addresses besides. Host names are checked again when dialing, because DNS
-// can change after registration. Error messages are written for the
-// merchant.
+// can change after registration. The error is one of the ErrURL reasons.
 func ValidateURL(raw string, live bool) error {
 	if strings.TrimSpace(raw) == "" {
-		return errors.New("webhook URL is required")
+		return ErrURLRequired
 	}
 	if len(raw) > MaxURLLength {
-		return fmt.Errorf("webhook URL must be at most %d characters", MaxURLLength)
+		return ErrURLTooLong
 	}
 	u, err := url.Parse(raw)
 	if err != nil {
-		return errors.New("webhook URL is not a valid URL")
+		return ErrURLUnparsable
 	}
 	switch {
 	case live && u.Scheme != "https":
-		return errors.New("webhook URL must start with https:// in live mode")
+		return ErrURLNotHTTPS
 	case u.Scheme != "http" && u.Scheme != "https":
-		return errors.New("webhook URL must start with http:// or https://")
+		return ErrURLScheme
 	}
 	if u.Opaque != "" || u.Host == "" || u.Hostname() == "" {
-		return errors.New("webhook URL must include a host name")
+		return ErrURLNoHost
 	}
 	if u.User != nil {
-		return errors.New("webhook URL must not contain a user name or password")
+		return ErrURLUserinfo
 	}
 	if port := u.Port(); port != "" {
 		if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
-			return errors.New("webhook URL has an invalid port")
+			return ErrURLPort
 		}
 	}
 	host := strings.TrimSuffix(strings.ToLower(u.Hostname()), ".")
 	if live && (host == "localhost" || strings.HasSuffix(host, ".localhost")) {
-		return errors.New("webhook URL must not point to localhost in live mode")
+		return ErrURLLocalhost
 	}
 	addr, err := netip.ParseAddr(host)
 	if err != nil && endsInNumber(host) {
 		// 2130706433, 0x7f.1 or 10.1 are no names: browsers and some
 		// resolvers read them as IPv4 addresses (127.0.0.1, 10.0.0.1),
 		// which the address check below would not see.
-		return errors.New("webhook URL must name its host, or give a full IP address (like 203.0.113.7), not a shortened or numeric form")
+		return ErrURLNumericHost
 	}
 	if err == nil && !allowedAddr(addr, live) {
 		if live {
-			return errors.New("webhook URL must not point to a private, loopback or link-local address in live mode")
+			return ErrURLNonPublic
 		}
-		return errors.New("webhook URL must not point to a private or link-local address (loopback is allowed in sandbox mode)")
+		return ErrURLPrivateLocal
 	}
 	return nil
 }
