@@ -361,7 +361,11 @@ func TestBacklogMetrics(t *testing.T) {
 				t.Errorf("oldest due delivery waited %v s, want about 597", age)
 			}
 
-			clk.Advance(6 * time.Minute)
+			// 20 s past expires_at is the expiry check's own time (its last
+			// enquiry may be asked again), not yet overdue; a minute is.
+			clk.Advance(5*time.Minute + 20*time.Second)
+			wantSample(t, scrape(t, admin), `momopay_payments_pending_overdue`, 0)
+			clk.Advance(40 * time.Second)
 			wantSample(t, scrape(t, admin), `momopay_payments_pending_overdue`, 1)
 
 			code, body := get(t, admin+"/readyz")

@@ -39,7 +39,7 @@ var (
 	descPending = prometheus.NewDesc(namespace+"_payments_pending",
 		"Payments PENDING now, across all merchants.", nil, nil)
 	descOverdue = prometheus.NewDesc(namespace+"_payments_pending_overdue",
-		"Payments still PENDING after their expires_at: the expiry check should end each within seconds.", nil, nil)
+		"Payments still PENDING more than 30 s after their expires_at: the expiry check should have ended each by then.", nil, nil)
 	descUndelivered = prometheus.NewDesc(namespace+"_webhook_deliveries_undelivered",
 		"Webhook deliveries undelivered (attempts spent or endpoint disabled), waiting for a person to re-send them.", nil, nil)
 	descJobs = prometheus.NewDesc(namespace+"_jobs",

@@ -279,12 +279,17 @@ func pollDelay(age time.Duration) time.Duration {
 // before expiry should not be reported TIMEOUT (and their money left to a
 // reconciliation case) for a moment's failure, and an operator down for
 // longer should not keep the merchant waiting. The grace plus one
-// enquiry's timeout stays inside the 30 s a payment may stay PENDING past
-// expires_at (jobs.Sweeper).
+// enquiry's timeout stays inside SettleGrace.
 const (
 	lastEnquiryGrace = 15 * time.Second
 	lastEnquiryRetry = 3 * time.Second
 )
+
+// SettleGrace is the longest a payment stays PENDING past expires_at on a
+// healthy service: the last enquiry's retries and its timeout, or a killed
+// process's payments taken up by another's sweeper (jobs.Sweeper). A
+// payment PENDING for longer means the background work is stuck.
+const SettleGrace = 30 * time.Second
 
 // Expire runs at expires_at: it asks the operator once more; an outcome
 // wins, the operator's own expiry gives EXPIRED, and anything else TIMEOUT.
