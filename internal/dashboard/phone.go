@@ -103,7 +103,7 @@ func (d *Dashboard) handlePhoneAnswer() http.Handler {
 				d.fail(w, r, err)
 				return
 			}
-			p.AnswerID, p.Error = r.PathValue("id"), "ph.refused"
+			p.AnswerID, p.Error = r.PathValue("id"), "ph.notanswered"
 			if _, ok := e.Fields["pin"]; ok {
 				p.Error, p.Fields = "", map[string]string{"pin": "ph.pin.bad"}
 			}
@@ -136,7 +136,7 @@ func init() {
 		"ph.confirm":         "Confirm",
 		"ph.refuse":          "Refuse",
 		"ph.pin.bad":         "Enter four digits.",
-		"ph.refused":         "The answer was not taken. Show the requests again and retry.",
+		"ph.notanswered":     "The answer was not taken. Show the requests again and retry.",
 		"ph.confirmed.flash": "Payment %s confirmed.",
 		"ph.refused.flash":   "Payment %s refused.",
 	}, map[string]string{
@@ -152,7 +152,7 @@ func init() {
 		"ph.confirm":         "Confirmer",
 		"ph.refuse":          "Refuser",
 		"ph.pin.bad":         "Saisissez quatre chiffres.",
-		"ph.refused":         "La réponse n'a pas été prise en compte. Affichez de nouveau les demandes et réessayez.",
+		"ph.notanswered":     "La réponse n'a pas été prise en compte. Affichez de nouveau les demandes et réessayez.",
 		"ph.confirmed.flash": "Paiement %s confirmé.",
 		"ph.refused.flash":   "Paiement %s refusé.",
 	})
