@@ -113,6 +113,13 @@ func (j *journey) confirmOnPhone() {
 	b.check("phone-request")
 	b.checkNarrow("phone-request")
 	form := `main form[action="/phone/` + j.txID + `/answer"]`
+	// No PIN (the browser lets an empty one through): the server's
+	// refusal is shown under this request's PIN field.
+	b.submit(form + ` button[value=confirm]`)
+	if txt := b.bodyText(); !strings.Contains(txt, "Enter four digits.") || !strings.Contains(txt, "Please correct the field below.") {
+		t.Errorf("a confirmation without PIN: the phone says:\n%s", txt)
+	}
+	b.check("phone-pin-error")
 	b.fill(form+" input[name=pin]", "1234")
 	b.submit(form + ` button[value=confirm]`)
 	if txt := b.bodyText(); !strings.Contains(txt, j.ref) || strings.Contains(txt, "rror") {
