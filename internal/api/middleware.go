@@ -199,7 +199,7 @@ func (s *Server) requireKey(next http.Handler) http.Handler {
 			writeProblem(w, http.StatusUnauthorized, codeUnauthorized, "invalid or revoked API key")
 			return
 		}
-		now, addr, digest := s.now(), clientAddress(r.RemoteAddr), sha256.Sum256([]byte(key))
+		now, addr, digest := s.now(), ClientKey(r.RemoteAddr), sha256.Sum256([]byte(key))
 		if wait, out := s.authFailures.empty(addr, now); out && !s.knownKeys.has(digest) {
 			writeRateLimited(w, wait, "too many failed authentications from this address; retry after retry_after seconds")
 			return

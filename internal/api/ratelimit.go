@@ -138,10 +138,13 @@ func (l *limiterSet) evict(now time.Time) {
 	}
 }
 
-// clientAddress is the key of failed-authentication limits: the peer's IP
-// from RemoteAddr (X-Forwarded-For is anyone's to write), and for IPv6 its
-// /64, since one host commonly holds a whole /64.
-func clientAddress(remoteAddr string) string {
+// ClientKey is the key under which the failed-authentication limits of the
+// API and the dashboard count a client: the peer's IP from RemoteAddr
+// (X-Forwarded-For is anyone's to write; behind trusted proxies,
+// behindProxies has put the client's address there), and for IPv6 its
+// /64, since one host commonly holds a whole /64 and could otherwise take
+// a fresh budget from each of its addresses.
+func ClientKey(remoteAddr string) string {
 	host, _, err := net.SplitHostPort(remoteAddr)
 	if err != nil {
 		host = remoteAddr

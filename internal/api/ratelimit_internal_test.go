@@ -49,7 +49,7 @@ func BenchmarkLimiterChecks(b *testing.B) {
 	keys := newLimiterSet(RateLimit{PerSecond: 1e9, Burst: 1 << 30}, maxLimiters)
 	now := time.Now()
 	for b.Loop() {
-		failures.empty(clientAddress("198.51.100.7:40000"), now)
+		failures.empty(ClientKey("198.51.100.7:40000"), now)
 		keys.take("0194a4c0-0000-7000-8000-000000000000", now)
 	}
 }

@@ -41,21 +41,23 @@ func (d *Dashboard) handlePassword() http.Handler {
 		// Wrong current passwords count against the account as failed
 		// sign-ins do: a stolen session must not be a way to guess the
 		// password at the server's speed.
-		if wait := d.byAccount.wait(s.User.Email, now); wait > 0 {
+		wait, giveBack := d.byAccount.take(s.User.Email, now)
+		if wait > 0 {
 			d.render(w, r, http.StatusTooManyRequests, "account", &accountPage{layout: layout{Title: "account.title", Nav: "account"},
 				Error: "login.throttled", Wait: retryAfter(w, wait)})
 			return
 		}
 		u, err := d.accounts.CheckPassword(r.Context(), s.User.Email, r.PostForm.Get("current"))
 		if err != nil {
+			giveBack()
 			d.fail(w, r, err)
 			return
 		}
 		if u == nil || u.ID != s.User.ID {
-			d.byAccount.fail(s.User.Email, now)
 			again(http.StatusUnprocessableEntity, "account.wrong", map[string]string{"current": "account.wrong"})
 			return
 		}
+		giveBack() // the right password is no guess
 		err = d.accounts.SetPassword(r.Context(), s.MerchantID, s.User.ID, r.PostForm.Get("new"), now)
 		if msg, fields, ok := userProblems(err, r.PostForm.Get("new")); ok {
 			if f, ok := fields["password"]; ok {

@@ -2,6 +2,7 @@ package dashboard_test
 
 import (
 	"context"
+	"fmt"
 	"html"
 	"math/rand/v2"
 	"net/http"
@@ -366,10 +367,24 @@ func TestAuditBehindProxy(t *testing.T) {
 	if r := flooder.postJSON("/auth/login", `{"email":"`+b.owner.Email+`","password":"`+password+`"}`); r.status != http.StatusTooManyRequests {
 		t.Errorf("the flooding client: %d, want 429", r.status)
 	}
+	// An IPv6 host holds a whole /64: each of its addresses is the same
+	// client, which gets no fresh budget from the next one.
+	for i := range 30 {
+		flooder.headers["X-Forwarded-For"] = fmt.Sprintf("2001:db8:5::%x", i+1)
+		flooder.postJSON("/auth/login", `{"email":"nobody-`+strconv.Itoa(rand.IntN(1e9))+`@example.com","password":"wrong password!"}`)
+	}
+	flooder.headers["X-Forwarded-For"] = "2001:db8:5::ffff"
+	if r := flooder.postJSON("/auth/login", `{"email":"`+b.owner.Email+`","password":"`+password+`"}`); r.status != http.StatusTooManyRequests {
+		t.Errorf("the flooding client's 31st IPv6 address in its /64: %d, want 429", r.status)
+	}
 	owner := b.browser()
 	owner.headers["X-Forwarded-For"] = "203.0.113.9"
 	if r := owner.postJSON("/auth/login", `{"email":"`+b.owner.Email+`","password":"`+password+`"}`); r.status != http.StatusOK {
 		t.Fatalf("another client behind the same proxy: %d, want 200", r.status)
+	}
+	owner.headers["X-Forwarded-For"] = "2001:db8:6::1"
+	if r := owner.postJSON("/auth/login", `{"email":"`+b.owner.Email+`","password":"`+password+`"}`); r.status != http.StatusOK {
+		t.Fatalf("a client of another /64: %d, want 200", r.status)
 	}
 	if page := owner.get("/audit"); !strings.Contains(page.body, "203.0.113.9") {
 		t.Error("the audit log does not show the forwarded client address of the sign-in")

@@ -17,6 +17,7 @@ import (
 
 	"github.com/golang-jwt/jwt/v5"
 
+	"github.com/momopay/momopay/internal/api"
 	"github.com/momopay/momopay/internal/team"
 )
 
@@ -339,7 +340,8 @@ func (d *Dashboard) handleLogin() http.Handler {
 			}
 		}
 		email := team.NormalizeEmail(in.Email)
-		now, addr := d.now(), clientAddress(r)
+		// addr is for the audit log; client, the address throttle's key.
+		now, addr, client := d.now(), clientAddress(r), api.ClientKey(r.RemoteAddr)
 		waitSecs := 0 // when throttled
 		refuse := func(status int, key, message string) {
 			if asJSON {
@@ -361,7 +363,17 @@ func (d *Dashboard) handleLogin() http.Handler {
 		}
 		device := d.trustedDevice(r, email)
 		attempts := attemptsKey(email, device)
-		if wait := max(d.byAddress.wait(addr, now), d.byAccount.wait(attempts, now)); wait > 0 {
+		// Each attempt is spent before the password is compared, from the
+		// address and from the account: sign-ins sent at once cannot all
+		// get through while none has failed yet.
+		wait, addrBack := d.byAddress.take(client, now)
+		var accountBack func()
+		if wait == 0 {
+			if wait, accountBack = d.byAccount.take(attempts, now); wait > 0 {
+				addrBack()
+			}
+		}
+		if wait > 0 {
 			retry := retryAfter(w, wait)
 			if asJSON {
 				writeJSON(w, http.StatusTooManyRequests, map[string]any{"error": map[string]any{"code": "RATE_LIMITED",
@@ -374,12 +386,12 @@ func (d *Dashboard) handleLogin() http.Handler {
 		}
 		u, err := d.accounts.CheckPassword(r.Context(), email, in.Password)
 		if err != nil {
+			addrBack()
+			accountBack()
 			d.fail(w, r, err)
 			return
 		}
 		if u == nil {
-			d.byAddress.fail(addr, now)
-			d.byAccount.fail(attempts, now)
 			if known, err := d.accounts.ByEmail(r.Context(), email); err == nil {
 				d.audit(r.Context(), team.AuditEntry{MerchantID: known.MerchantID, Email: email,
 					Action: team.ActionSignInFailed, Target: email, Address: addr, At: now})
@@ -393,6 +405,7 @@ func (d *Dashboard) handleLogin() http.Handler {
 			d.fail(w, r, err)
 			return
 		}
+		addrBack()
 		d.byAccount.forget(attempts)
 		if err := d.issue(w, row, u, now); err != nil {
 			d.fail(w, r, err)
@@ -446,7 +459,8 @@ func (d *Dashboard) handleLogout() http.Handler {
 	})
 }
 
-// clientAddress is the request's remote IP without the port.
+// clientAddress is the request's remote IP without the port, as the audit
+// log shows it (the address throttle counts by api.ClientKey).
 func clientAddress(r *http.Request) string {
 	host, _, err := net.SplitHostPort(r.RemoteAddr)
 	if err != nil {

@@ -3,12 +3,14 @@ package dashboard_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"html"
 	"net/http"
 	"net/url"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -417,6 +419,41 @@ func TestLoginThrottle(t *testing.T) {
 		// …while another account signs in from the same address.
 		other := b.addUser(b.s.MerchantID, "other@example.com", team.Viewer)
 		b.login(other.Email)
+	})
+}
+
+// TestLoginThrottleAtOnce: sign-ins sent at once are counted as they
+// come, not once their passwords have been compared, so a burst cannot
+// all get through while none has failed yet: one account gives 10 tries,
+// one address 30.
+func TestLoginThrottleAtOnce(t *testing.T) {
+	eachEngine(t, func(t *testing.T, b *bundle) {
+		burst := func(n int, body func(i int) string) map[int]int {
+			codes := make(chan int, n)
+			var wg sync.WaitGroup
+			for i := range n {
+				wg.Go(func() { codes <- b.browser().postJSON("/auth/login", body(i)).status })
+			}
+			wg.Wait()
+			close(codes)
+			count := map[int]int{}
+			for c := range codes {
+				count[c]++
+			}
+			return count
+		}
+		one := burst(40, func(int) string { return `{"email":"` + b.owner.Email + `","password":"wrong password!"}` })
+		if one[http.StatusUnauthorized] != 10 || one[http.StatusTooManyRequests] != 30 {
+			t.Errorf("40 wrong sign-ins at once to one account: %v, want 10 compared and 30 refused", one)
+		}
+		// The address spent 10 of its 30 on them; a refill of one every
+		// 3 s may add one while the test runs.
+		many := burst(40, func(i int) string {
+			return fmt.Sprintf(`{"email":"guess%d@example.com","password":"wrong password!"}`, i)
+		})
+		if n := many[http.StatusUnauthorized]; n < 20 || n > 21 || n+many[http.StatusTooManyRequests] != 40 {
+			t.Errorf("40 wrong sign-ins at once to other accounts: %v, want 20 compared and the rest refused", many)
+		}
 	})
 }
 
