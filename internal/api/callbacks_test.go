@@ -99,6 +99,25 @@ func TestOperatorCallbacks(t *testing.T) {
 	}
 }
 
+// TestCallbackAboutNoSuchRef: a callback naming a reference that is no
+// internal_ref at all (a NUL in it, which PostgreSQL cannot even compare)
+// is an unknown payment, 404, signed or not, on both engines.
+func TestCallbackAboutNoSuchRef(t *testing.T) {
+	for _, engine := range testserver.Engines {
+		t.Run(engine, func(t *testing.T) {
+			t.Parallel()
+			s := testserver.Start(t, testserver.Options{DB: engine})
+			for _, ref := range []string{"SERVICE-\x00", "SERVICE-AB\x00CDEFG", "service-abcdefgh", "SERVICE-ABCDEFGHI"} {
+				for _, secret := range [][]byte{s.App.SandboxCallbackSecret, nil} {
+					if r := postCallback(t, s, "/callbacks/airtel", airtelsim.SignedCallback(secret, ref, "TS", "paid", "AM1"), ""); r.status != 404 {
+						t.Errorf("%q (signed %v): %d %s, want 404", ref, secret != nil, r.status, r.raw)
+					}
+				}
+			}
+		})
+	}
+}
+
 // TestCallbackSettlesOnlyItsOperatorsPayment: a validly signed callback on
 // /callbacks/airtel about a MOOV payment is answered 404, like an unknown
 // reference, and changes nothing; Moov has no callbacks at all.

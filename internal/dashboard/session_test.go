@@ -91,6 +91,13 @@ func TestLoginJSON(t *testing.T) {
 		if unknown.status != wrong.status || unknown.body != wrong.body {
 			t.Errorf("unknown email answered differently: %d %s vs %s", unknown.status, unknown.body, wrong.body)
 		}
+		// An email PostgreSQL could not even compare (a NUL) is just unknown.
+		if r := b.browser().postJSON("/auth/login", `{"email":"a\u0000b@example.com","password":"`+password+`"}`); r.status != wrong.status || r.body != wrong.body {
+			t.Errorf("an email with a NUL: %d %s", r.status, r.body)
+		}
+		if r := b.browser().postForm("/auth/login", url.Values{"email": {"a\x00b@example.com"}, "password": {password}}); r.status != http.StatusUnauthorized {
+			t.Errorf("a form's email with a NUL: %d", r.status)
+		}
 		if r := b.browser().postJSON("/auth/login", `{"email":`); r.status != http.StatusBadRequest || r.errorCode() != "VALIDATION_ERROR" || !strings.Contains(r.body, `"fields":{"body":`) {
 			t.Errorf("bad JSON: %d %s", r.status, r.body)
 		}

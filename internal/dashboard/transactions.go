@@ -96,7 +96,7 @@ func readTransactionFilter(r *http.Request) (transactionFilter, payment.ListFilt
 	if f.From != "" && f.To != "" && fields["from"] == "" && fields["to"] == "" && lf.To.Before(lf.From) {
 		fields["to"] = "tx.filter.bad.range"
 	}
-	if len(f.Reference) > payment.MaxReferenceLength {
+	if f.Reference != "" && !payment.ValidReference(f.Reference) {
 		fields["q"] = "tx.filter.bad.reference"
 	}
 	for _, id := range []string{f.Before, f.After} {
@@ -362,7 +362,7 @@ func init() {
 		"tx.filter.bad.operator":         "Choose AIRTEL or MOOV.",
 		"tx.filter.bad.date":             "Enter a day as YYYY-MM-DD.",
 		"tx.filter.bad.range":            "The last day is before the first: choose a day on or after it.",
-		"tx.filter.bad.reference":        "A reference has at most 64 characters.",
+		"tx.filter.bad.reference":        "A reference has at most 64 characters: letters, digits and . _ : / -",
 		"tx.filter.bad.page":             "This page link is not valid: start again from the newest.",
 		"tx.export":                      "Export CSV",
 		"tx.shown":                       "%d transactions on this page, newest first.",
@@ -422,7 +422,7 @@ func init() {
 		"tx.filter.bad.operator":         "Choisissez AIRTEL ou MOOV.",
 		"tx.filter.bad.date":             "Saisissez un jour au format AAAA-MM-JJ.",
 		"tx.filter.bad.range":            "Le dernier jour précède le premier : choisissez un jour égal ou postérieur.",
-		"tx.filter.bad.reference":        "Une référence compte au plus 64 caractères.",
+		"tx.filter.bad.reference":        "Une référence compte au plus 64 caractères : lettres, chiffres et . _ : / -",
 		"tx.filter.bad.page":             "Ce lien de page n'est pas valide : repartez des plus récentes.",
 		"tx.export":                      "Exporter en CSV",
 		"tx.shown":                       "%d transactions sur cette page, les plus récentes d'abord.",

@@ -171,7 +171,8 @@ func TestTransactionList(t *testing.T) {
 		if r := br.get("/transactions?q=bulk-00007"); !strings.Contains(r.body, "1 transaction on this page.") {
 			t.Errorf("one transaction found is not said in the singular")
 		}
-		for _, bad := range []string{"status=LOST", "operator=MTN", "from=yesterday", "to=2026-13-01", "before=x", "after=1", "q=" + strings.Repeat("r", 65)} {
+		for _, bad := range []string{"status=LOST", "operator=MTN", "from=yesterday", "to=2026-13-01", "before=x", "after=1", "q=" + strings.Repeat("r", 65),
+			"q=a%00b", "q=a%ffb", "q=two+words"} { // a NUL or invalid UTF-8 was a 500 on PostgreSQL
 			if r := br.get("/transactions?" + bad); r.status != http.StatusBadRequest || !strings.Contains(r.body, `class="field-error"`) {
 				t.Errorf("%s: %d, want 400 with the field named", bad, r.status)
 			}

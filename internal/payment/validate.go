@@ -22,7 +22,20 @@ var (
 	referencePattern    = regexp.MustCompile(`^[A-Za-z0-9._:/-]+$`)
 	phonePattern        = regexp.MustCompile(`^\+235[0-9]{8}$`)
 	operatorCodePattern = regexp.MustCompile(`^[A-Z][A-Z0-9_]{0,31}$`)
+	internalRefPattern  = regexp.MustCompile(`^SERVICE-[A-Z0-9]{8}$`)
 )
+
+// ValidReference and ValidInternalRef report whether a value has the form
+// of a merchant's reference or of an internal_ref. A lookup by anything
+// else finds nothing, and is answered so without a query: PostgreSQL
+// refuses text with a NUL or invalid UTF-8, which would otherwise be an
+// internal error on one engine and "not found" on the other.
+func ValidReference(ref string) bool {
+	return len(ref) <= 4*MaxReferenceLength && utf8.RuneCountInString(ref) <= MaxReferenceLength && referencePattern.MatchString(ref)
+}
+
+// ValidInternalRef: see ValidReference.
+func ValidInternalRef(ref string) bool { return internalRefPattern.MatchString(ref) }
 
 // CreateRequest is a merchant's request to initiate a payment. The api
 // package fills it from JSON and records in Problems the fields it could not

@@ -5,6 +5,8 @@ import (
 	"database/sql"
 	"errors"
 	"time"
+
+	"github.com/momopay/momopay/internal/payment"
 )
 
 // SandboxPayment is what the sandbox's operator simulators know of a
@@ -30,6 +32,9 @@ func NewSandboxAnswers(db *DB) *SandboxAnswers { return &SandboxAnswers{db: db} 
 // Payment returns the payment with our internal_ref ref, with its answer;
 // ok is false when there is none.
 func (s *SandboxAnswers) Payment(ctx context.Context, ref string) (p SandboxPayment, ok bool, err error) {
+	if !payment.ValidInternalRef(ref) {
+		return SandboxPayment{}, false, nil
+	}
 	var created Timestamp
 	var approved sql.NullBool
 	err = s.db.QueryRowContext(ctx, `SELECT t.internal_ref, t.phone_number, t.amount, t.created_at, a.approved

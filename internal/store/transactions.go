@@ -137,7 +137,7 @@ func (s *Transactions) create(ctx context.Context, tx *sql.Tx, t *payment.Transa
 // transaction that holds reference, its push in flight or not, or
 // ErrNotFound.
 func (s *Transactions) ReferenceHolder(ctx context.Context, merchantID, reference string) (string, error) {
-	if !payment.ValidID(merchantID) || reference == "" || len(reference) > payment.MaxReferenceLength {
+	if !payment.ValidID(merchantID) || !payment.ValidReference(reference) {
 		return "", payment.ErrNotFound
 	}
 	var id string
@@ -256,6 +256,9 @@ func (s *Transactions) Transaction(ctx context.Context, merchantID, id string) (
 
 // TransactionByInternalRef implements payment.Store.
 func (s *Transactions) TransactionByInternalRef(ctx context.Context, ref string) (*payment.Transaction, error) {
+	if !payment.ValidInternalRef(ref) {
+		return nil, payment.ErrNotFound
+	}
 	return scanTransaction(s.db.QueryRowContext(ctx, `SELECT `+transactionColumns+`
 		FROM transactions WHERE internal_ref = $1`, ref))
 }

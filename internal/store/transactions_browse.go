@@ -17,7 +17,7 @@ import (
 // ErrNotFound. References are unique per merchant, so this is one index
 // lookup; a transaction whose push is in flight is not shown, as in lists.
 func (s *Transactions) ByReference(ctx context.Context, merchantID, reference string) (*payment.Transaction, error) {
-	if !payment.ValidID(merchantID) || reference == "" || len(reference) > payment.MaxReferenceLength {
+	if !payment.ValidID(merchantID) || !payment.ValidReference(reference) {
 		return nil, payment.ErrNotFound
 	}
 	return scanTransaction(s.db.QueryRowContext(ctx, `SELECT `+transactionColumns+`

@@ -96,7 +96,11 @@ func (s *Users) User(ctx context.Context, merchantID, id string) (*team.User, er
 // ByEmail returns the user with that email in any merchant (a sign-in
 // names no merchant), or team.ErrNotFound.
 func (s *Users) ByEmail(ctx context.Context, email string) (*team.User, error) {
-	return scanUser(s.db.QueryRowContext(ctx, `SELECT `+userColumns+` FROM users WHERE email = $1`, team.NormalizeEmail(email)))
+	email = team.NormalizeEmail(email)
+	if team.CheckEmail(email) != "" { // no user has it; PostgreSQL would refuse a NUL
+		return nil, team.ErrNotFound
+	}
+	return scanUser(s.db.QueryRowContext(ctx, `SELECT `+userColumns+` FROM users WHERE email = $1`, email))
 }
 
 // dummyHash is compared against when the email is unknown, so that an
@@ -108,8 +112,11 @@ var dummyHash, _ = bcrypt.GenerateFromPassword([]byte("momopay-no-such-user"), b
 // comparison, so timing does not tell which.
 func (s *Users) CheckPassword(ctx context.Context, email, password string) (*team.User, error) {
 	var hash string
-	u, err := scanUser(s.db.QueryRowContext(ctx, `SELECT `+userColumns+`, password_hash FROM users WHERE email = $1`,
-		team.NormalizeEmail(email)), &hash)
+	var u *team.User
+	var err error = team.ErrNotFound
+	if email = team.NormalizeEmail(email); team.CheckEmail(email) == "" { // as ByEmail
+		u, err = scanUser(s.db.QueryRowContext(ctx, `SELECT `+userColumns+`, password_hash FROM users WHERE email = $1`, email), &hash)
+	}
 	if errors.Is(err, team.ErrNotFound) {
 		bcrypt.CompareHashAndPassword(dummyHash, []byte(password))
 		return nil, nil
