@@ -21,6 +21,7 @@ require (
 	github.com/riverqueue/river/rivertype v0.34.0
 	github.com/sony/gobreaker/v2 v2.1.0
 	golang.org/x/crypto v0.45.0
+	golang.org/x/sync v0.23.0
 	golang.org/x/time v0.14.0
 	modernc.org/sqlite v1.60.1
 )
@@ -68,7 +69,6 @@ require (
 	go.uber.org/goleak v1.3.0 // indirect
 	go.uber.org/multierr v1.11.0 // indirect
 	go.yaml.in/yaml/v2 v2.4.2 // indirect
-	golang.org/x/sync v0.23.0 // indirect
 	golang.org/x/sys v0.48.0 // indirect
 	golang.org/x/text v0.35.0 // indirect
 	google.golang.org/protobuf v1.36.8 // indirect

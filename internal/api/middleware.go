@@ -169,7 +169,7 @@ type KeyAuthenticator interface {
 // well-formed key that the lookup does not find (a guess, or a revoked
 // key) spends a token of the client address's own limit, and an address
 // with none left is answered 429 before any database lookup, so a flood of
-// guessed keys costs the database nothing. A key that authenticated in
+// guessed keys costs the database nothing (identify). A key that authenticated in
 // this process before (knownKeys) is still looked up from such an address,
 // so a merchant's server sharing an address with the guesser (a proxy, a
 // NAT) keeps working; only a valid key never used here yet waits, as it
@@ -199,19 +199,18 @@ func (s *Server) requireKey(next http.Handler) http.Handler {
 			writeProblem(w, http.StatusUnauthorized, codeUnauthorized, "invalid or revoked API key")
 			return
 		}
-		now, addr, digest := s.now(), ClientKey(r.RemoteAddr), sha256.Sum256([]byte(key))
-		if wait, out := s.authFailures.empty(addr, now); out && !s.knownKeys.has(digest) {
+		now, digest := s.now(), sha256.Sum256([]byte(key))
+		keyID, merchant, wait, err := s.identify(r, key, digest, now)
+		if wait > 0 {
 			writeRateLimited(w, wait, "too many failed authentications from this address; retry after retry_after seconds")
 			return
 		}
-		keyID, merchant, err := s.keys.Identify(r.Context(), key, now)
 		if err != nil {
 			writeError(w, r, s.log, err)
 			return
 		}
 		if merchant == "" {
 			s.knownKeys.forget(digest)
-			s.authFailures.take(addr, now)
 			writeProblem(w, http.StatusUnauthorized, codeUnauthorized, "invalid or revoked API key")
 			return
 		}
@@ -223,6 +222,44 @@ func (s *Server) requireKey(next http.Handler) http.Handler {
 		}
 		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), ctxMerchantID, merchant)))
 	})
+}
+
+// identify looks the request's key up. A key that has not authenticated
+// in this process (knownKeys) spends a token of the client address's
+// failure budget before its lookup, and gives it back if it proves good:
+// keys sent at once then cannot all reach the database before the first
+// has failed. Requests that present one unknown key at once share its
+// lookup and its token (lookups), so a merchant's burst after a restart
+// costs one. wait > 0 is the address's answer when it has no token left.
+func (s *Server) identify(r *http.Request, key string, digest [sha256.Size]byte, now time.Time) (keyID, merchant string, wait time.Duration, err error) {
+	if s.knownKeys.has(digest) {
+		keyID, merchant, err = s.keys.Identify(r.Context(), key, now)
+		return keyID, merchant, 0, err
+	}
+	addr := ClientKey(r.RemoteAddr)
+	v, err, _ := s.lookups.Do(string(digest[:]), func() (any, error) {
+		wait, giveBack := s.authFailures.reserve(addr, now)
+		if wait > 0 {
+			return identity{wait: wait}, nil
+		}
+		// The lookup is shared, so no one request's end may cut it short.
+		id, m, err := s.keys.Identify(context.WithoutCancel(r.Context()), key, now)
+		if err != nil || m != "" {
+			giveBack() // not a failed authentication
+		}
+		return identity{keyID: id, merchant: m}, err
+	})
+	if err != nil {
+		return "", "", 0, err
+	}
+	i := v.(identity)
+	return i.keyID, i.merchant, i.wait, nil
+}
+
+// identity is the shared answer of a lookup in identify.
+type identity struct {
+	keyID, merchant string
+	wait            time.Duration
 }
 
 func writeRateLimited(w http.ResponseWriter, wait time.Duration, message string) {

@@ -63,6 +63,8 @@ type limiterSet struct {
 	mu    sync.Mutex
 	by    map[string]*rate.Limiter
 	swept time.Time
+	// latest is the latest time a bucket was given (see reserve).
+	latest time.Time
 }
 
 func newLimiterSet(cfg RateLimit, capacity int) *limiterSet {
@@ -76,46 +78,48 @@ func newLimiterSet(cfg RateLimit, capacity int) *limiterSet {
 // take spends one token of key; when none is left it returns how long until
 // one is, and spends nothing.
 func (l *limiterSet) take(key string, now time.Time) (time.Duration, bool) {
+	wait, _ := l.reserve(key, now)
+	return wait, wait == 0
+}
+
+// reserve is take, which also returns giveBack: it returns the token, for
+// a request that turned out not to count (a key that authenticated).
+//
+// Buckets are given times in the order of their calls, under l.mu: a
+// request that read the clock before a slower lookup would otherwise hand
+// its bucket a time earlier than the last one, which rate counts as fresh
+// refill (an audit's 200 clients got 60% over the limit so).
+func (l *limiterSet) reserve(key string, now time.Time) (wait time.Duration, giveBack func()) {
 	if l.cfg.PerSecond <= 0 {
-		return 0, true
+		return 0, func() {}
 	}
-	lim := l.entry(key, now, true)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if now.Before(l.latest) {
+		now = l.latest
+	}
+	l.latest = now
+	lim, ok := l.by[key]
+	if !ok {
+		if len(l.by) >= l.max {
+			l.evict(now)
+		}
+		lim = rate.NewLimiter(rate.Limit(l.cfg.PerSecond), l.cfg.Burst)
+		l.by[key] = lim
+	}
 	r := lim.ReserveN(now, 1)
 	if d := r.DelayFrom(now); d > 0 {
 		r.CancelAt(now)
-		return d, false
+		return d, nil
 	}
-	return 0, true
-}
-
-// empty reports, without spending anything, whether key has no token left,
-// and how long until it has one.
-func (l *limiterSet) empty(key string, now time.Time) (time.Duration, bool) {
-	if l.cfg.PerSecond <= 0 {
-		return 0, false
+	// Cancelled as of the moment it was taken (rate restores nothing for
+	// a later one), the bucket counts the lookup's time as refill once
+	// more: a few hundredths of a token.
+	return 0, func() {
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		r.CancelAt(now)
 	}
-	lim := l.entry(key, now, false)
-	if lim == nil {
-		return 0, false
-	}
-	if missing := 1 - lim.TokensAt(now); missing > 0 {
-		return time.Duration(missing / l.cfg.PerSecond * float64(time.Second)), true
-	}
-	return 0, false
-}
-
-func (l *limiterSet) entry(key string, now time.Time, create bool) *rate.Limiter {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if lim, ok := l.by[key]; ok || !create {
-		return lim
-	}
-	if len(l.by) >= l.max {
-		l.evict(now)
-	}
-	lim := rate.NewLimiter(rate.Limit(l.cfg.PerSecond), l.cfg.Burst)
-	l.by[key] = lim
-	return lim
 }
 
 // evict makes room: a sweep of full buckets at most once per idle period

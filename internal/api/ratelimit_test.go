@@ -2,11 +2,15 @@ package api_test
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
+	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
+	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -126,6 +130,77 @@ func TestAuthFailuresLimitedPerAddress(t *testing.T) {
 	clock.Advance(time.Second)
 	if w := get("198.51.100.7:40005", bad(2)); w.Code != 401 {
 		t.Errorf("a wrong key a second after the flood: %d %s", w.Code, w.Body)
+	}
+}
+
+// slowKeys is countingKeys whose lookups take a while, as a database's do
+// under load: long enough for requests sent at once to overlap.
+type slowKeys struct{ countingKeys }
+
+func (k *slowKeys) Identify(ctx context.Context, key string, now time.Time) (string, string, error) {
+	time.Sleep(time.Duration(rand.IntN(20)) * time.Millisecond)
+	return k.countingKeys.Identify(ctx, key, now)
+}
+
+// TestLimitsHoldAtOnce: requests sent at once meet the same limits as one
+// after another. Bad keys cannot all reach the database before the first
+// has failed (the address's budget is spent before each lookup); a
+// merchant's burst with a key this process has not seen yet is not taken
+// for guesses; and one key's requests get no more than its rate, though
+// each read the clock before a lookup of its own length.
+func TestLimitsHoldAtOnce(t *testing.T) {
+	s := testserver.Start(t, testserver.Options{})
+	keys := &slowKeys{countingKeys{KeyAuthenticator: s.App.APIKeys}}
+	limit := api.RateLimit{PerSecond: 50, Burst: 10}
+	h := api.NewServer(api.Config{Payments: s.App.Payments, Keys: keys, RateLimit: limit, Now: time.Now, Logger: slog.New(slog.DiscardHandler)}).Handler()
+	// burst counts the answers to n requests sent at once: "200", "401",
+	// and "429 address" or "429 key" by which limit refused.
+	burst := func(n int, addr string, key func(i int) string) map[string]int {
+		codes := make(chan string, n)
+		var wg sync.WaitGroup
+		for i := range n {
+			wg.Go(func() {
+				req := httptest.NewRequest("GET", "/v1/transactions", nil)
+				req.RemoteAddr = addr
+				req.Header.Set("Authorization", "Bearer "+key(i))
+				w := httptest.NewRecorder()
+				h.ServeHTTP(w, req)
+				switch {
+				case w.Code != 429:
+					codes <- strconv.Itoa(w.Code)
+				case strings.Contains(w.Body.String(), "this address"):
+					codes <- "429 address"
+				default:
+					codes <- "429 key"
+				}
+			})
+		}
+		wg.Wait()
+		close(codes)
+		count := map[string]int{}
+		for c := range codes {
+			count[c]++
+		}
+		return count
+	}
+
+	failures := api.AuthFailureLimit.Burst
+	got := burst(60, "198.51.100.7:1", func(i int) string { return fmt.Sprintf("service_live_%032d", i) })
+	if got["401"] > failures+1 || got["401"]+got["429 address"] != 60 || keys.lookups.Load() > int64(failures+1) {
+		t.Errorf("60 bad keys at once: %v and %d lookups, want at most %d looked up (one more may come back meanwhile)", got, keys.lookups.Load(), failures)
+	}
+	// (Its own rate limit lets 10 of them through.)
+	if got := burst(40, "203.0.113.9:1", func(int) string { return s.APIKey }); got["429 address"] != 0 || got["200"] < limit.Burst {
+		t.Errorf("a merchant's 40 requests at once with a key not seen here yet: %v, want none taken for guesses", got)
+	}
+
+	// The merchant's budget was refilled meanwhile; 150 more at once.
+	time.Sleep(time.Second)
+	start := time.Now()
+	got = burst(150, "203.0.113.9:1", func(int) string { return s.APIKey })
+	allowed := limit.Burst + int(limit.PerSecond*time.Since(start).Seconds()) + 1
+	if got["200"] > allowed || got["200"]+got["429 key"] != 150 {
+		t.Errorf("150 requests at once with one key: %v, want at most %d allowed (burst %d, %v/s)", got, allowed, limit.Burst, limit.PerSecond)
 	}
 }
 

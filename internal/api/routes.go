@@ -9,6 +9,8 @@ import (
 	"strings"
 	"time"
 
+	"golang.org/x/sync/singleflight"
+
 	"github.com/momopay/momopay/internal/operator"
 	"github.com/momopay/momopay/internal/payment"
 )
@@ -25,6 +27,9 @@ type Server struct {
 	keyLimits    KeyLimiter
 	authFailures *limiterSet
 	knownKeys    knownKeys
+	// lookups lets requests that present one unknown key at once share
+	// its lookup (identify).
+	lookups singleflight.Group
 	// callbacks reads the callbacks of the operators that send them.
 	callbacks map[payment.Operator]operator.CallbackReader
 	mount     func(*http.ServeMux)
