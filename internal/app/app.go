@@ -337,7 +337,7 @@ func (a *App) Serve(ctx context.Context, ln net.Listener) error {
 		MaxHeaderBytes: 16 << 10,
 	}
 	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(api.EnvelopeErrors(ln)) }()
+	go func() { errc <- srv.Serve(api.EnvelopeErrors(limitConns(ln, a.cfg.TrustedProxies))) }()
 
 	var err error
 	select {
