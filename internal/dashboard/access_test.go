@@ -133,6 +133,19 @@ func TestMoneyPagesAccess(t *testing.T) {
 		if r := dev.postForm("/webhooks/resend-undelivered", url.Values{"since": {"2026-01-01T00:00"}}); r.status != http.StatusForbidden {
 			t.Errorf("cross-origin re-send: %d", r.status)
 		}
+		// Without Origin and Sec-Fetch-Site (an old browser), a Referer of
+		// another site is refused too; one of this site passes.
+		delete(dev.headers, "Origin")
+		delete(dev.headers, "Sec-Fetch-Site")
+		dev.headers["Referer"] = "https://evil.example/page"
+		if r := dev.postForm("/webhooks", url.Values{"url": {rc.URL + "/csrf"}}); r.status != http.StatusForbidden {
+			t.Errorf("add endpoint with only a cross-site Referer: %d", r.status)
+		}
+		dev.headers["Referer"] = b.s.URL + "/webhooks"
+		if r := dev.postForm("/webhooks", url.Values{"url": {rc.URL + "/same-site"}}); r.status != http.StatusCreated {
+			t.Errorf("add endpoint with this site's Referer: %d", r.status)
+		}
+		delete(dev.headers, "Referer")
 		for _, e := range func() []string {
 			list, _ := b.s.App.Webhooks.Endpoints(ctx, b.s.MerchantID)
 			var urls []string
