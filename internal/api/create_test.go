@@ -182,6 +182,15 @@ func TestCreateRequestLimits(t *testing.T) {
 			t.Errorf("Content-Type %q: %d %s, want 400 VALIDATION_ERROR naming the body", ct, r.status, r.raw)
 		}
 	}
+	// Two Content-Type headers: which one counts would be a guess.
+	for _, types := range [][]string{{"application/json", "text/plain"}, {"text/plain", "application/json"}} {
+		req, _ := http.NewRequest("POST", s.URL+"/v1/transactions", strings.NewReader(mustJSON(t, newPayment(nil))))
+		req.Header.Set("Authorization", "Bearer "+s.APIKey)
+		req.Header["Content-Type"] = types
+		if r := send(t, req); r.status != http.StatusBadRequest || !strings.Contains(string(r.raw), "one Content-Type header") {
+			t.Errorf("Content-Type %v: %d %s, want 400 naming the body", types, r.status, r.raw)
+		}
+	}
 	r = do(t, s, "DELETE", "/v1/transactions", s.APIKey, nil)
 	if r.status != http.StatusMethodNotAllowed || r.errorField("code") != "METHOD_NOT_ALLOWED" || r.header.Get("Allow") != "GET, HEAD, POST" {
 		t.Errorf("DELETE: %d %s, Allow %q", r.status, r.raw, r.header.Get("Allow"))
@@ -189,6 +198,15 @@ func TestCreateRequestLimits(t *testing.T) {
 	// What Allow names is served: HEAD too.
 	if r := do(t, s, "HEAD", "/v1/transactions", s.APIKey, nil); r.status != http.StatusOK {
 		t.Errorf("HEAD: %d", r.status)
+	}
+	// The other public paths say so too, rather than "no such endpoint".
+	for _, p := range []string{"/healthz", "/v1/openapi.json"} {
+		if r := do(t, s, "POST", p, "", nil); r.status != http.StatusMethodNotAllowed || r.header.Get("Allow") != "GET, HEAD" {
+			t.Errorf("POST %s: %d, Allow %q", p, r.status, r.header.Get("Allow"))
+		}
+		if r := do(t, s, "HEAD", p, "", nil); r.status != http.StatusOK {
+			t.Errorf("HEAD %s: %d", p, r.status)
+		}
 	}
 	// An unclean path is not redirected (a 307 would have a client that
 	// follows it send its payment again): 404, nothing created.

@@ -97,7 +97,9 @@ func (s *Server) Handler() http.Handler {
 	mux.Handle("POST /callbacks/{operator}", s.handleOperatorCallback())
 	mux.Handle("/callbacks/{operator}", methodNotAllowed("POST"))
 	mux.Handle("GET /v1/openapi.json", handleOpenAPI())
+	mux.Handle("/v1/openapi.json", methodNotAllowed("GET, HEAD"))
 	mux.Handle("GET /healthz", handleHealth())
+	mux.Handle("/healthz", methodNotAllowed("GET, HEAD"))
 	mux.Handle("/", s.notFound())
 	if s.mount != nil {
 		s.mount(mux)

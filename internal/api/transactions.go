@@ -151,6 +151,11 @@ var integerPattern = regexp.MustCompile(`^-?[0-9]+$`)
 // with a wrong type, and every unknown or missing field, is named at once.
 func decodeCreateRequest(w http.ResponseWriter, r *http.Request) (payment.CreateRequest, error) {
 	var req payment.CreateRequest
+	if len(r.Header.Values("Content-Type")) > 1 {
+		// Which one counts would be a guess, and a proxy may guess
+		// otherwise (as with two Authorization headers).
+		return req, bodyError("must be sent with one Content-Type header, not several")
+	}
 	if !jsonBody(r.Header.Get("Content-Type")) {
 		return req, bodyError("must be JSON, sent with Content-Type: application/json")
 	}

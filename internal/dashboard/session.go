@@ -329,7 +329,11 @@ func (d *Dashboard) handleLogin() http.Handler {
 				return
 			}
 		} else {
-			if err := r.ParseForm(); err != nil {
+			read := r.ParseForm
+			if mt == "multipart/form-data" { // a form with enctype multipart: read it too
+				read = func() error { return r.ParseMultipartForm(maxLoginBody) }
+			}
+			if err := read(); err != nil {
 				writeInvalid(w, "unreadable form", "body", "could not be read as a form")
 				return
 			}

@@ -1,10 +1,12 @@
 package dashboard_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"html"
+	"mime/multipart"
 	"net/http"
 	"net/url"
 	"slices"
@@ -125,6 +127,17 @@ func TestLoginForm(t *testing.T) {
 			if r.status != http.StatusUnprocessableEntity || !strings.Contains(r.body, "Enter your email and your password.") || strings.Contains(r.body, "Wrong email") {
 				t.Errorf("the form with %v: %d", form, r.status)
 			}
+		}
+		// A form sent as multipart (enctype="multipart/form-data") is read too.
+		var body bytes.Buffer
+		mp := multipart.NewWriter(&body)
+		mp.WriteField("email", b.owner.Email)
+		mp.WriteField("password", password)
+		mp.Close()
+		req, _ := http.NewRequest("POST", b.s.URL+"/auth/login", &body)
+		req.Header.Set("Content-Type", mp.FormDataContentType())
+		if r := b.browser().do(req); r.status != http.StatusSeeOther || r.cookie == nil {
+			t.Errorf("sign in with a multipart form: %d", r.status)
 		}
 		r = br.postForm("/auth/login", url.Values{"email": {b.owner.Email}, "password": {password}})
 		if r.status != http.StatusSeeOther || r.header.Get("Location") != "/" || r.cookie == nil {
