@@ -38,11 +38,11 @@ type KeyLimiter interface {
 
 // NewLocalLimiter counts each key's requests in this process alone.
 func NewLocalLimiter(cfg RateLimit) KeyLimiter {
-	return newLimiterSet(cfg, maxLimiters)
+	return NewBuckets(cfg, maxLimiters)
 }
 
 // Take implements KeyLimiter.
-func (l *limiterSet) Take(_ context.Context, key string, now time.Time) (time.Duration, bool) {
+func (l *Buckets) Take(_ context.Context, key string, now time.Time) (time.Duration, bool) {
 	return l.take(key, now)
 }
 
@@ -50,11 +50,12 @@ func (l *limiterSet) Take(_ context.Context, key string, now time.Time) (time.Du
 // against many keys or, for failures, many addresses.
 const maxLimiters = 100_000
 
-// limiterSet holds one token bucket per key (an API key id, or a client
-// address). An entry whose bucket has refilled its whole burst is the same
-// as a new one, so such entries are dropped; when the set is still full, an
-// arbitrary entry goes, which at worst gives that key a fresh burst.
-type limiterSet struct {
+// Buckets holds one token bucket per key (an API key id, a client address,
+// or for the dashboard's sign-in throttles an account). An entry whose
+// bucket has refilled its whole burst is the same as a new one, so such
+// entries are dropped; when the set is still full, an arbitrary entry goes,
+// which at worst gives that key a fresh burst.
+type Buckets struct {
 	cfg RateLimit
 	// idle is how long an emptied bucket takes to refill: sweeps for full
 	// buckets come at most this often.
@@ -63,12 +64,13 @@ type limiterSet struct {
 	mu    sync.Mutex
 	by    map[string]*rate.Limiter
 	swept time.Time
-	// latest is the latest time a bucket was given (see reserve).
+	// latest is the latest time a bucket was given (see Reserve).
 	latest time.Time
 }
 
-func newLimiterSet(cfg RateLimit, capacity int) *limiterSet {
-	l := &limiterSet{cfg: cfg, max: capacity, by: map[string]*rate.Limiter{}}
+// NewBuckets holds up to capacity buckets of cfg.
+func NewBuckets(cfg RateLimit, capacity int) *Buckets {
+	l := &Buckets{cfg: cfg, max: capacity, by: map[string]*rate.Limiter{}}
 	if cfg.PerSecond > 0 {
 		l.idle = time.Duration(float64(max(cfg.Burst, 1)) / cfg.PerSecond * float64(time.Second))
 	}
@@ -77,19 +79,20 @@ func newLimiterSet(cfg RateLimit, capacity int) *limiterSet {
 
 // take spends one token of key; when none is left it returns how long until
 // one is, and spends nothing.
-func (l *limiterSet) take(key string, now time.Time) (time.Duration, bool) {
-	wait, _ := l.reserve(key, now)
+func (l *Buckets) take(key string, now time.Time) (time.Duration, bool) {
+	wait, _ := l.Reserve(key, now)
 	return wait, wait == 0
 }
 
-// reserve is take, which also returns giveBack: it returns the token, for
-// a request that turned out not to count (a key that authenticated).
+// Reserve is take, which also returns giveBack: it returns the token, for
+// a request that turned out not to count (a key that authenticated, a
+// sign-in that succeeded).
 //
 // Buckets are given times in the order of their calls, under l.mu: a
 // request that read the clock before a slower lookup would otherwise hand
 // its bucket a time earlier than the last one, which rate counts as fresh
 // refill (an audit's 200 clients got 60% over the limit so).
-func (l *limiterSet) reserve(key string, now time.Time) (wait time.Duration, giveBack func()) {
+func (l *Buckets) Reserve(key string, now time.Time) (wait time.Duration, giveBack func()) {
 	if l.cfg.PerSecond <= 0 {
 		return 0, func() {}
 	}
@@ -122,10 +125,17 @@ func (l *limiterSet) reserve(key string, now time.Time) (wait time.Duration, giv
 	}
 }
 
+// Forget gives key a fresh budget.
+func (l *Buckets) Forget(key string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	delete(l.by, key)
+}
+
 // evict makes room: a sweep of full buckets at most once per idle period
 // (so a set full of busy keys does not rescan on every new key), else one
 // arbitrary entry.
-func (l *limiterSet) evict(now time.Time) {
+func (l *Buckets) evict(now time.Time) {
 	if now.Sub(l.swept) >= l.idle {
 		l.swept = now
 		for k, lim := range l.by {

@@ -10,7 +10,7 @@ import (
 // holds at most its capacity, and entries idle long enough to have refilled
 // are the first to go.
 func TestLimiterSetBounded(t *testing.T) {
-	l := newLimiterSet(RateLimit{PerSecond: 10, Burst: 20}, 100) // idle after 2 s
+	l := NewBuckets(RateLimit{PerSecond: 10, Burst: 20}, 100) // idle after 2 s
 	now := time.Date(2026, 11, 22, 5, 0, 0, 0, time.UTC)
 	for i := range 50 {
 		l.take(fmt.Sprint("old-", i), now)
@@ -36,7 +36,7 @@ func TestLimiterSetBounded(t *testing.T) {
 	}
 	// A token given back is there again; a later time than the last one
 	// seen stands for it (no refill credited twice).
-	_, giveBack := l.reserve("back", now)
+	_, giveBack := l.Reserve("back", now)
 	for range 19 {
 		l.take("back", now)
 	}
@@ -53,7 +53,7 @@ func TestLimiterSetBounded(t *testing.T) {
 // authenticated request: the key's token (a known key meets no failure
 // budget).
 func BenchmarkLimiterChecks(b *testing.B) {
-	keys := newLimiterSet(RateLimit{PerSecond: 1e9, Burst: 1 << 30}, maxLimiters)
+	keys := NewBuckets(RateLimit{PerSecond: 1e9, Burst: 1 << 30}, maxLimiters)
 	now := time.Now()
 	for b.Loop() {
 		keys.take("0194a4c0-0000-7000-8000-000000000000", now)

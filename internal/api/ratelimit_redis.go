@@ -35,7 +35,7 @@ type RedisLimiter struct {
 	cfg      RateLimit
 	limit    redis_rate.Limit
 	limiter  *redis_rate.Limiter
-	fallback *limiterSet
+	fallback *Buckets
 	log      *slog.Logger
 
 	mu        sync.Mutex
@@ -48,7 +48,7 @@ type RedisLimiter struct {
 // NewRedisLimiter counts cfg in the Redis server rdb talks to.
 func NewRedisLimiter(rdb *redis.Client, cfg RateLimit, log *slog.Logger) *RedisLimiter {
 	l := &RedisLimiter{
-		cfg: cfg, limiter: redis_rate.NewLimiter(rdb), fallback: newLimiterSet(cfg, maxLimiters), log: log,
+		cfg: cfg, limiter: redis_rate.NewLimiter(rdb), fallback: NewBuckets(cfg, maxLimiters), log: log,
 	}
 	if cfg.PerSecond > 0 {
 		// One request every 1/PerSecond: a Rate of 1 per that period

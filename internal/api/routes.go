@@ -25,7 +25,7 @@ type Server struct {
 	// keyLimits holds the rate limit of each API key (by key id);
 	// authFailures that of failed authentications per client address.
 	keyLimits    KeyLimiter
-	authFailures *limiterSet
+	authFailures *Buckets
 	knownKeys    knownKeys
 	// lookups lets requests that present one unknown key at once share
 	// its lookup (identify).
@@ -77,7 +77,7 @@ func NewServer(cfg Config) *Server {
 	return &Server{
 		payments: cfg.Payments, keys: cfg.Keys, callbacks: cfg.Callbacks, mount: cfg.Mount, now: cfg.Now, log: cfg.Logger, observe: cfg.ObserveRequest,
 		keyLimits: cfg.KeyLimiter, trusted: cfg.TrustedProxies, page404: cfg.PageNotFound,
-		authFailures: newLimiterSet(AuthFailureLimit, maxLimiters),
+		authFailures: NewBuckets(AuthFailureLimit, maxLimiters),
 	}
 }
 

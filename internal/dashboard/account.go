@@ -41,7 +41,7 @@ func (d *Dashboard) handlePassword() http.Handler {
 		// Wrong current passwords count against the account as failed
 		// sign-ins do: a stolen session must not be a way to guess the
 		// password at the server's speed.
-		wait, giveBack := d.byAccount.take(s.User.Email, now)
+		wait, giveBack := d.byAccount.Reserve(s.User.Email, now)
 		if wait > 0 {
 			d.render(w, r, http.StatusTooManyRequests, "account", &accountPage{layout: layout{Title: "account.title", Nav: "account"},
 				Error: "login.throttled", Wait: retryAfter(w, wait)})

@@ -100,20 +100,28 @@ func urlProblem(err error) (string, bool) {
 	if e.Code == payment.EUNPROCESSABLE {
 		return "wh.url.taken", true
 	}
-	for _, r := range urlReasons {
+	return urlReasons.key(err, "wh.url.bad"), true
+}
+
+// reasonKeys gives the catalogue key of each Reason of a refusal.
+type reasonKeys []struct {
+	reason error
+	key    string
+}
+
+// key is the key of err's reason, or fallback for one not listed.
+func (rk reasonKeys) key(err error, fallback string) string {
+	for _, r := range rk {
 		if errors.Is(err, r.reason) {
-			return r.key, true
+			return r.key
 		}
 	}
-	return "wh.url.bad", true
+	return fallback
 }
 
 // urlReasons gives the key of each reason webhook.ValidateURL refuses a URL
 // for.
-var urlReasons = []struct {
-	reason error
-	key    string
-}{
+var urlReasons = reasonKeys{
 	{webhook.ErrURLRequired, "wh.url.required"},
 	{webhook.ErrURLTooLong, "wh.url.long"},
 	{webhook.ErrURLUnparsable, "wh.url.bad"},
@@ -146,20 +154,14 @@ func resendProblem(err error) (string, bool) {
 	if _, ok := refusal(err); !ok {
 		return "", false
 	}
-	for _, r := range []struct {
-		reason error
-		key    string
-	}{
-		{webhook.ErrResendTest, "wh.resend.test"},
-		{webhook.ErrResendDelivered, "wh.resend.delivered"},
-		{webhook.ErrResendDeleted, "wh.resend.deleted"},
-		{webhook.ErrResendBusy, "wh.resend.busy"},
-	} {
-		if errors.Is(err, r.reason) {
-			return r.key, true
-		}
-	}
-	return "wh.resend.refused", true
+	return resendReasons.key(err, "wh.resend.refused"), true
+}
+
+var resendReasons = reasonKeys{
+	{webhook.ErrResendTest, "wh.resend.test"},
+	{webhook.ErrResendDelivered, "wh.resend.delivered"},
+	{webhook.ErrResendDeleted, "wh.resend.deleted"},
+	{webhook.ErrResendBusy, "wh.resend.busy"},
 }
 
 // filterProblems names the delivery history's refused filter values.

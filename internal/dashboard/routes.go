@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/momopay/momopay/internal/api"
 	"github.com/momopay/momopay/internal/team"
 )
 
@@ -59,12 +60,17 @@ type Dashboard struct {
 
 	pages  *renderer
 	assets *assets
-	// byAccount and byAddress throttle failed sign-ins per email and per
-	// client address.
-	byAccount *throttle
-	byAddress *throttle
+	// byAccount and byAddress throttle sign-in attempts per account (its
+	// email, or email and trusted device) and per client address
+	// (api.ClientKey): each attempt spends a token before its password is
+	// compared, and one that succeeds gives it back.
+	byAccount *api.Buckets
+	byAddress *api.Buckets
 	csrf      *http.CrossOriginProtection
 }
+
+// maxThrottled bounds each sign-in throttle's memory.
+const maxThrottled = 100_000
 
 // New parses every template and checks the configuration.
 func New(cfg Config) (*Dashboard, error) {
@@ -89,8 +95,8 @@ func New(cfg Config) (*Dashboard, error) {
 		accounts: cfg.Accounts, sessions: cfg.Sessions, auditLog: cfg.AuditLog, keys: cfg.Keys, team: cfg.Team,
 		figures: cfg.Figures, payments: cfg.Payments, records: cfg.Records, webhooks: cfg.Webhooks, cases: cfg.Cases, phone: cfg.Phone, secret: cfg.Secret, sandbox: cfg.Sandbox, now: cfg.Now, log: cfg.Logger,
 		noteMerchant: cfg.NoteMerchant, pages: r, assets: a,
-		byAccount: newThrottle(30*time.Second, 10),
-		byAddress: newThrottle(3*time.Second, 30),
+		byAccount: api.NewBuckets(api.RateLimit{PerSecond: 1.0 / 30, Burst: 10}, maxThrottled),
+		byAddress: api.NewBuckets(api.RateLimit{PerSecond: 1.0 / 3, Burst: 30}, maxThrottled),
 		csrf:      http.NewCrossOriginProtection(),
 	}
 	d.csrf.SetDenyHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

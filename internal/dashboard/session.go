@@ -370,10 +370,10 @@ func (d *Dashboard) handleLogin() http.Handler {
 		// Each attempt is spent before the password is compared, from the
 		// address and from the account: sign-ins sent at once cannot all
 		// get through while none has failed yet.
-		wait, addrBack := d.byAddress.take(client, now)
+		wait, addrBack := d.byAddress.Reserve(client, now)
 		var accountBack func()
 		if wait == 0 {
-			if wait, accountBack = d.byAccount.take(attempts, now); wait > 0 {
+			if wait, accountBack = d.byAccount.Reserve(attempts, now); wait > 0 {
 				addrBack()
 			}
 		}
@@ -410,7 +410,7 @@ func (d *Dashboard) handleLogin() http.Handler {
 			return
 		}
 		addrBack()
-		d.byAccount.forget(attempts)
+		d.byAccount.Forget(attempts)
 		if err := d.issue(w, row, u, now); err != nil {
 			d.fail(w, r, err)
 			return
