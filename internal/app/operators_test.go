@@ -471,6 +471,24 @@ func TestLateSuccessAfterTimeout(t *testing.T) {
 			if err != nil || len(cases) != 1 || cases[0].TransactionID != late.ID || cases[0].ReportedStatus != payment.StatusSuccess {
 				t.Fatalf("reconciliation cases: %+v (%v), want the late SUCCESS of %s", cases, err, late.ID)
 			}
+			// The same late outcome heard again (a person asks the
+			// operator) is the same case; the timeline keeps both reports.
+			if _, _, err := a.Payments.Enquire(ctx, m, late.ID, payment.SourcePoll); err != nil {
+				t.Fatal(err)
+			}
+			if cases, err := a.Cases.ForMerchant(ctx, m, false); err != nil || len(cases) != 1 {
+				t.Errorf("the late SUCCESS heard twice: %d cases (%v), want one", len(cases), err)
+			}
+			events, err := a.Transactions.Timeline(ctx, m, late.ID)
+			reports := 0
+			for _, e := range events {
+				if e.Kind == payment.EventLateOutcome {
+					reports++
+				}
+			}
+			if err != nil || reports != 2 {
+				t.Errorf("the timeline has %d late outcomes (%v), want both reports", reports, err)
+			}
 		})
 	}
 }
