@@ -33,7 +33,12 @@ func (s *Server) handleOperatorCallback() http.Handler {
 		}
 		cb, err := reader.ReadCallback(r.Header, body)
 		if errors.Is(err, operator.ErrCallbackRejected) {
-			s.log.Warn("operator callback rejected", "request_id", requestID(r.Context()), "operator", r.PathValue("operator"), "err", err)
+			// Anyone can post here: at most one line a second, or a flood
+			// of forgeries would fill the disk (each request still has
+			// its access line and metric).
+			s.rejectedCallbacks.Do(func() {
+				s.log.Warn("operator callback rejected (logged at most once a second)", "request_id", requestID(r.Context()), "operator", r.PathValue("operator"), "err", err)
+			})
 			writeProblem(w, http.StatusUnauthorized, codeUnauthorized, "callback rejected")
 			return
 		}

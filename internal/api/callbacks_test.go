@@ -3,6 +3,7 @@ package api_test
 import (
 	"bytes"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -96,6 +97,24 @@ func TestOperatorCallbacks(t *testing.T) {
 	}
 	if got := do(t, s, "GET", "/v1/transactions/"+id, s.APIKey, nil); bytes.Contains([]byte(got.raw), []byte("AM0001")) {
 		t.Errorf("the operator's reference leaked into /v1: %s", got.raw)
+	}
+}
+
+// TestRejectedCallbacksLoggedSparingly: anyone can post forged callbacks;
+// a flood of them writes a warning at most once a second, not one each.
+func TestRejectedCallbacksLoggedSparingly(t *testing.T) {
+	var logs lockedBuffer
+	s := testserver.Start(t, testserver.Options{Log: &logs})
+	forged := airtelsim.SignedCallback([]byte("not the secret"), "SERVICE-ABCDEFGH", "TS", "paid", "AM1")
+	start := time.Now()
+	for range 50 {
+		if r := postCallback(t, s, "/callbacks/airtel", forged, ""); r.status != 401 {
+			t.Fatalf("forged callback: %d", r.status)
+		}
+	}
+	allowed := 1 + int(time.Since(start)/time.Second)
+	if n := strings.Count(logs.String(), "operator callback rejected"); n < 1 || n > allowed {
+		t.Errorf("50 forged callbacks wrote %d warnings, want 1 to %d", n, allowed)
 	}
 }
 

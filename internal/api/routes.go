@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"golang.org/x/sync/singleflight"
+	"golang.org/x/time/rate"
 
 	"github.com/momopay/momopay/internal/operator"
 	"github.com/momopay/momopay/internal/payment"
@@ -30,6 +31,8 @@ type Server struct {
 	// lookups lets requests that present one unknown key at once share
 	// its lookup (identify).
 	lookups singleflight.Group
+	// rejectedCallbacks spaces the log lines of refused callbacks.
+	rejectedCallbacks rate.Sometimes
 	// callbacks reads the callbacks of the operators that send them.
 	callbacks map[payment.Operator]operator.CallbackReader
 	mount     func(*http.ServeMux)
@@ -77,7 +80,8 @@ func NewServer(cfg Config) *Server {
 	return &Server{
 		payments: cfg.Payments, keys: cfg.Keys, callbacks: cfg.Callbacks, mount: cfg.Mount, now: cfg.Now, log: cfg.Logger, observe: cfg.ObserveRequest,
 		keyLimits: cfg.KeyLimiter, trusted: cfg.TrustedProxies, page404: cfg.PageNotFound,
-		authFailures: NewBuckets(AuthFailureLimit, maxLimiters),
+		authFailures:      NewBuckets(AuthFailureLimit, maxLimiters),
+		rejectedCallbacks: rate.Sometimes{First: 1, Interval: time.Second},
 	}
 }
 
