@@ -169,11 +169,12 @@ type KeyAuthenticator interface {
 // well-formed key that the lookup does not find (a guess, or a revoked
 // key) spends a token of the client address's own limit, and an address
 // with none left is answered 429 before any database lookup, so a flood of
-// guessed keys costs the database nothing (identify). A key that authenticated in
-// this process before (knownKeys) is still looked up from such an address,
-// so a merchant's server sharing an address with the guesser (a proxy, a
-// NAT) keeps working; only a valid key never used here yet waits, as it
-// cannot be told from a guess without the very lookup the limit spares.
+// guessed keys costs the database nothing (identify). A key that
+// authenticated in this process before (knownKeys) is still looked up from
+// such an address, so a merchant's server sharing an address with the
+// guesser (a proxy, a NAT) keeps working; only a valid key never used here
+// yet waits, as it cannot be told from a guess without the very lookup the
+// limit spares.
 func (s *Server) requireKey(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		r, cancel := withBudget(r)
