@@ -23,6 +23,7 @@ const (
 	codeRateLimited    = "RATE_LIMITED"
 	codeTooLarge       = "PAYLOAD_TOO_LARGE"
 	codeMethodNotAllow = "METHOD_NOT_ALLOWED"
+	codeNotImplemented = "NOT_IMPLEMENTED"
 	codeInternal       = "INTERNAL_ERROR"
 )
 

@@ -57,6 +57,7 @@ func TestMalformedRequestsGetTheEnvelope(t *testing.T) {
 		{"two Content-Lengths", "POST /v1/transactions HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\nContent-Length: 3\r\n\r\n{}", 400, "VALIDATION_ERROR", "malformed HTTP request"},
 		{"headers over the limit", "GET /v1/transactions HTTP/1.1\r\nHost: x\r\nX-Big: " + strings.Repeat("a", 64<<10) + "\r\n\r\n", 431, "REQUEST_HEADER_FIELDS_TOO_LARGE", "the request's headers are too large"},
 		{"unknown transfer encoding", "POST /v1/transactions HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: zip\r\n\r\n", 501, "NOT_IMPLEMENTED", "Unsupported transfer encoding"},
+		{"CONNECT", "CONNECT 127.0.0.1:5432 HTTP/1.1\r\nHost: 127.0.0.1:5432\r\n\r\n", 501, "NOT_IMPLEMENTED", "CONNECT is not supported"},
 	} {
 		resp, body := rawRequest(t, s, c.req)
 		var env struct {

@@ -119,12 +119,20 @@ func (s *Server) Handler() http.Handler {
 func (s *Server) cleanPathsOnly(next http.Handler) http.Handler {
 	notFound := s.notFound()
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodConnect {
+			// ServeMux would answer it 405 in plain text, with an Allow
+			// of whatever path its authority-form target looked like. A
+			// client that meant to open a tunnel gets the connection closed.
+			w.Header().Set("Connection", "close")
+			writeProblem(w, http.StatusNotImplemented, codeNotImplemented, "CONNECT is not supported: this server is no proxy")
+			return
+		}
 		p := r.URL.Path
 		clean := path.Clean(p)
 		if strings.HasSuffix(p, "/") && clean != "/" {
 			clean += "/"
 		}
-		if p != clean && r.Method != http.MethodConnect {
+		if p != clean {
 			notFound.ServeHTTP(w, r)
 			return
 		}
