@@ -341,9 +341,15 @@ func (s *Transactions) settle(ctx context.Context, tx *sql.Tx, st payment.Settle
 		return settled{}, err
 	}
 	// Already final (or unknown): never change it, but keep a different
-	// late outcome for a person to reconcile.
+	// late outcome for a person to reconcile. On PostgreSQL the row is
+	// locked, so that late outcomes of one payment heard at once see each
+	// other's case below (SQLite runs one writer at a time).
+	lock := ""
+	if s.db.Dialect == Postgres {
+		lock = " FOR UPDATE"
+	}
 	t, err = scanTransaction(tx.QueryRowContext(ctx, `SELECT `+transactionColumns+`
-		FROM transactions WHERE merchant_id = $1 AND id = $2`, st.MerchantID, st.TransactionID))
+		FROM transactions WHERE merchant_id = $1 AND id = $2`+lock, st.MerchantID, st.TransactionID))
 	if err != nil {
 		return settled{}, err // ErrNotFound: nothing was written
 	}

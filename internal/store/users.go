@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"sync"
 	"time"
 
 	"github.com/google/uuid"
@@ -104,8 +105,13 @@ func (s *Users) ByEmail(ctx context.Context, email string) (*team.User, error) {
 }
 
 // dummyHash is compared against when the email is unknown, so that an
-// unknown email and a wrong password take the same time.
-var dummyHash, _ = bcrypt.GenerateFromPassword([]byte("momopay-no-such-user"), bcrypt.DefaultCost)
+// unknown email and a wrong password take the same time. It is made at
+// the first use, with PasswordCost as the users' hashes are (tests lower
+// it before any sign-in).
+var dummyHash = sync.OnceValue(func() []byte {
+	h, _ := bcrypt.GenerateFromPassword([]byte("momopay-no-such-user"), PasswordCost)
+	return h
+})
 
 // CheckPassword returns the user whose email and password match, or nil
 // (and no error) when either is wrong; both cases cost one bcrypt
@@ -118,7 +124,7 @@ func (s *Users) CheckPassword(ctx context.Context, email, password string) (*tea
 		u, err = scanUser(s.db.QueryRowContext(ctx, `SELECT `+userColumns+`, password_hash FROM users WHERE email = $1`, email), &hash)
 	}
 	if errors.Is(err, team.ErrNotFound) {
-		bcrypt.CompareHashAndPassword(dummyHash, []byte(password))
+		bcrypt.CompareHashAndPassword(dummyHash(), []byte(password))
 		return nil, nil
 	}
 	if err != nil {
