@@ -32,6 +32,17 @@ func ParseTrustedProxies(list string) ([]netip.Prefix, error) {
 	return out, nil
 }
 
+// IsTrustedProxy reports whether a is one of the trusted proxies.
+func IsTrustedProxy(trusted []netip.Prefix, a netip.Addr) bool {
+	a = a.Unmap()
+	for _, p := range trusted {
+		if p.Contains(a) {
+			return true
+		}
+	}
+	return false
+}
+
 // behindProxies gives a request that came through a trusted reverse proxy
 // the address of the client the proxy served, as its RemoteAddr: the
 // failed-authentication limits (API and dashboard) and the audit log key
@@ -49,15 +60,7 @@ func behindProxies(trusted []netip.Prefix, next http.Handler) http.Handler {
 	if len(trusted) == 0 {
 		return next
 	}
-	isTrusted := func(a netip.Addr) bool {
-		a = a.Unmap()
-		for _, p := range trusted {
-			if p.Contains(a) {
-				return true
-			}
-		}
-		return false
-	}
+	isTrusted := func(a netip.Addr) bool { return IsTrustedProxy(trusted, a) }
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		peer, err := netip.ParseAddrPort(r.RemoteAddr)
 		if err != nil || !isTrusted(peer.Addr()) {

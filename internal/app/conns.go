@@ -64,12 +64,8 @@ func (l *connLimit) Accept() (net.Conn, error) {
 
 // client is the per-client key of addr, or "" for a trusted proxy.
 func (l *connLimit) client(addr net.Addr) string {
-	if ap, err := netip.ParseAddrPort(addr.String()); err == nil {
-		for _, p := range l.trusted {
-			if p.Contains(ap.Addr().Unmap()) {
-				return ""
-			}
-		}
+	if ap, err := netip.ParseAddrPort(addr.String()); err == nil && api.IsTrustedProxy(l.trusted, ap.Addr()) {
+		return ""
 	}
 	return api.ClientKey(addr.String())
 }

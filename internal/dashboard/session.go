@@ -403,14 +403,15 @@ func (d *Dashboard) handleLogin() http.Handler {
 			refuse(http.StatusUnauthorized, "login.failed", "wrong email or password")
 			return
 		}
+		// The right password: no guess, whatever happens next.
+		addrBack()
+		d.byAccount.Forget(attempts)
 		row := &team.Session{JTI: rand.Text(), UserID: u.ID, MerchantID: u.MerchantID,
 			CreatedAt: now, LastSeenAt: now, ExpiresAt: now.Add(AbsoluteLifetime)}
 		if err := d.sessions.Start(r.Context(), *row); err != nil {
 			d.fail(w, r, err)
 			return
 		}
-		addrBack()
-		d.byAccount.Forget(attempts)
 		if err := d.issue(w, row, u, now); err != nil {
 			d.fail(w, r, err)
 			return

@@ -378,17 +378,13 @@ func (s *Transactions) settle(ctx context.Context, tx *sql.Tx, st payment.Settle
 		WHERE merchant_id = $1 AND transaction_id = $2 AND reported_status = $3`, t.MerchantID, t.ID, string(st.To)).Scan(&known); err != nil {
 		return settled{}, err
 	}
-	if known > 0 {
-		return settled{t: t}, s.addEvent(ctx, tx, t.MerchantID, t.ID, payment.TransactionEvent{
-			Kind: payment.EventLateOutcome, At: st.At, Source: st.Source, Status: st.To, Detail: st.Detail,
-		})
-	}
-	_, err = tx.ExecContext(ctx, `INSERT INTO reconciliation_cases
-		(id, merchant_id, transaction_id, final_status, reported_status, source, detail, created_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
-		uuid.NewString(), t.MerchantID, t.ID, string(t.Status), string(st.To), st.Source, st.Detail, s.db.Time(st.At))
-	if err != nil {
-		return settled{}, err
+	if known == 0 {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO reconciliation_cases
+			(id, merchant_id, transaction_id, final_status, reported_status, source, detail, created_at)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
+			uuid.NewString(), t.MerchantID, t.ID, string(t.Status), string(st.To), st.Source, st.Detail, s.db.Time(st.At)); err != nil {
+			return settled{}, err
+		}
 	}
 	return settled{t: t}, s.addEvent(ctx, tx, t.MerchantID, t.ID, payment.TransactionEvent{
 		Kind: payment.EventLateOutcome, At: st.At, Source: st.Source, Status: st.To, Detail: st.Detail,
