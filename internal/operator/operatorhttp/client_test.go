@@ -4,6 +4,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -47,5 +48,30 @@ func TestConnectionsAreReused(t *testing.T) {
 	}
 	if n := opened.Load(); n > calls+calls/2 {
 		t.Errorf("%d rounds of %d concurrent calls opened %d connections, want about %d", rounds, calls, n, calls)
+	}
+}
+
+// TestRedirectsAreNotFollowed: a 3xx comes back as the answer, and the
+// host it names never sees the request (whose body holds credentials).
+func TestRedirectsAreNotFollowed(t *testing.T) {
+	var elsewhere atomic.Int64
+	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { elsewhere.Add(1) }))
+	defer other.Close()
+	for _, code := range []int{http.StatusFound, http.StatusTemporaryRedirect, http.StatusPermanentRedirect} {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			http.Redirect(w, r, other.URL+"/token", code)
+		}))
+		resp, err := operatorhttp.Client(5*time.Second).Post(srv.URL, "application/json", strings.NewReader(`{"client_secret":"s"}`))
+		srv.Close()
+		if err != nil {
+			t.Fatalf("%d: %v", code, err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != code {
+			t.Errorf("%d: got HTTP %d, want the redirect itself", code, resp.StatusCode)
+		}
+	}
+	if n := elsewhere.Load(); n != 0 {
+		t.Errorf("the redirect's target got %d requests, want 0", n)
 	}
 }
