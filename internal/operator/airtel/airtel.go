@@ -292,8 +292,10 @@ func (a *Adapter) RequestPayment(ctx context.Context, p operator.Payment) (strin
 	st := ans.status
 	code := firstOf(st.ResultCode, st.ResponseCode)
 	switch {
-	case ans.httpStatus == http.StatusUnauthorized || ans.httpStatus == http.StatusTooManyRequests || ans.httpStatus >= 500:
+	case unknownHTTP(ans.httpStatus):
 		err = fmt.Errorf("airtel push: HTTP %d, answer unknown", ans.httpStatus)
+	case st.Success && !isOK(ans.httpStatus):
+		err = fmt.Errorf("airtel push: HTTP %d claiming success, answer unknown", ans.httpStatus)
 	case pushTaken(st.Success, st.ResultCode, st.ResponseCode):
 	case !st.Success && pushDeclined(st.ResponseCode):
 		a.logCall(p.TransactionID, "push", start, ans.httpStatus, st.ResponseCode, nil)
@@ -358,7 +360,7 @@ func (a *Adapter) PaymentStatus(ctx context.Context, p operator.Payment) (operat
 	perr := json.Unmarshal(ans.body, &env)
 	st, tx := ans.status, env.Data.Transaction
 	switch {
-	case ans.httpStatus == http.StatusUnauthorized || ans.httpStatus == http.StatusTooManyRequests || ans.httpStatus >= 500:
+	case unknownHTTP(ans.httpStatus):
 		err = fmt.Errorf("airtel enquiry: HTTP %d, answer unknown", ans.httpStatus)
 	case perr != nil:
 		err = fmt.Errorf("airtel enquiry: HTTP %d, unreadable answer: %w", ans.httpStatus, perr)
@@ -369,6 +371,16 @@ func (a *Adapter) PaymentStatus(ctx context.Context, p operator.Payment) (operat
 		o := operator.Outcome{State: operator.Pending, Code: firstOf(st.ResponseCode, st.ResultCode), Detail: st.Message}
 		a.logCall(p.TransactionID, "enquiry", start, ans.httpStatus, o.Code, nil)
 		return o, nil
+	// A transaction status is believed only from an enquiry that itself
+	// succeeded, and only about the transaction asked for: anything else
+	// would settle a payment on another payment's outcome, or on an error
+	// page's words.
+	case !isOK(ans.httpStatus):
+		err = fmt.Errorf("airtel enquiry: HTTP %d with a transaction status, answer unknown", ans.httpStatus)
+	case !st.Success:
+		err = fmt.Errorf("airtel enquiry: the enquiry itself failed (%s %s), answer unknown", firstOf(st.ResultCode, st.Code), st.Message)
+	case tx.ID != "" && !strings.EqualFold(tx.ID, p.Ref):
+		err = fmt.Errorf("airtel enquiry: the answer is about transaction %q, not %s: answer unknown", clip(tx.ID, 64), p.Ref)
 	}
 	if err != nil {
 		a.logCall(p.TransactionID, "enquiry", start, ans.httpStatus, firstOf(st.ResultCode, st.ResponseCode), err)
@@ -409,7 +421,8 @@ func (a *Adapter) Refund(ctx context.Context, p operator.Payment, airtelMoneyID 
 	perr := json.Unmarshal(ans.body, &env)
 	st := ans.status
 	code := firstOf(st.ResponseCode, st.ResultCode)
-	if ans.httpStatus == http.StatusUnauthorized || ans.httpStatus == http.StatusTooManyRequests || ans.httpStatus >= 500 || perr != nil || (code == "" && !st.Success) {
+	other := env.Data.Transaction.AirtelMoneyID != "" && env.Data.Transaction.AirtelMoneyID != airtelMoneyID
+	if unknownHTTP(ans.httpStatus) || (st.Success && !isOK(ans.httpStatus)) || perr != nil || (code == "" && !st.Success) || other {
 		err = fmt.Errorf("airtel refund: HTTP %d, answer unknown", ans.httpStatus)
 		a.logCall(p.TransactionID, "refund", start, ans.httpStatus, code, err)
 		return operator.RefundOutcome{}, err
@@ -439,6 +452,15 @@ func (a *Adapter) NextPoll(age time.Duration) time.Duration {
 // Tchad's document advises three minutes, unverified; the callback usually
 // comes first, and a lost one would then cost the payer minutes.)
 const FirstEnquiry = 4 * time.Second
+
+// unknownHTTP reports an HTTP status that says nothing of the request's
+// fate: 401 (after a fresh token), 429, a 5xx, or a redirect (never
+// followed: operatorhttp.Client).
+func unknownHTTP(status int) bool {
+	return status == http.StatusUnauthorized || status == http.StatusTooManyRequests || status >= 500 || status/100 == 3
+}
+
+func isOK(status int) bool { return status/100 == 2 }
 
 func firstOf(s ...string) string {
 	for _, v := range s {

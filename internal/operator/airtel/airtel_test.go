@@ -205,6 +205,8 @@ func TestPushAnswers(t *testing.T) {
 		{"429", 429, `{"status":{"result_code":"ESB000011","success":false}}`, "unknown"},
 		{"500", 500, `{"status":{"result_code":"ESB000011","success":false}}`, "unknown"},
 		{"503", 503, ``, "unknown"},
+		{"302 claiming in process", 302, `{"data":{"transaction":{"id":"x","status":"Success."}},"status":{"code":"200","result_code":"ESB000010","response_code":"DP00800001006","success":true}}`, "unknown"},
+		{"404 claiming in process", 404, `{"data":{"transaction":{"id":"x","status":"Success."}},"status":{"code":"200","result_code":"ESB000010","response_code":"DP00800001006","success":true}}`, "unknown"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
@@ -419,6 +421,15 @@ func TestEnquiryAnswers(t *testing.T) {
 		{"429", 429, ``, "", true},
 		{"502", 502, `bad gateway`, "", true},
 		{"200 unreadable", 200, `<html/>`, "", true},
+		// A status is believed only from a successful enquiry about us.
+		{"TS about another transaction", 200, strings.Replace(tx("TS"), "SERVICE-FAKE0001", "SERVICE-OTHER000", 1), "", true},
+		{"TF about another transaction", 200, strings.Replace(tx("TF"), "SERVICE-FAKE0001", "SERVICE-OTHER000", 1), "", true},
+		{"TS with success=false", 200, `{"data":{"transaction":{"id":"SERVICE-FAKE0001","status":"TS"}},"status":{"code":"500","message":"internal error","result_code":"ESB000001","success":false}}`, "", true},
+		{"TS in a 400", 400, tx("TS"), "", true},
+		{"TF in a 404", 404, tx("TF"), "", true},
+		{"TS in a 302", 302, tx("TS"), "", true},
+		{"TS", 200, tx("TS"), operator.Succeeded, false},
+		{"TS, id in lower case", 200, strings.Replace(tx("TS"), "SERVICE-FAKE0001", "service-fake0001", 1), operator.Succeeded, false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
