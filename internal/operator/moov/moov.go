@@ -69,7 +69,7 @@ func PollDelay(age time.Duration) time.Duration {
 }
 
 // maxAnswer bounds what is read of an answer: Moov's are a few hundred bytes.
-const maxAnswer = 1 << 20
+const maxAnswer = 64 << 10
 
 // Operator is the Moov Money adapter. It implements operator.Operator.
 type Operator struct {
@@ -142,6 +142,12 @@ func (o *Operator) RequestPayment(ctx context.Context, p operator.Payment) (stri
 		}
 		return "", err
 	}
+	if a.TransID != "" && !strings.EqualFold(a.TransID, p.Ref) {
+		// An answer about another push: whether ours was taken is unknown,
+		// and its referenceid is not ours to keep.
+		o.log.Warn("moov push answered about another transaction; polling will settle", "transaction_id", p.TransactionID, "internal_ref", p.Ref, "transid", clip(a.TransID))
+		return "", fmt.Errorf("moov push: the answer names transid %q, not %s: answer unknown", clip(a.TransID), p.Ref)
+	}
 	code, _ := a.code()
 	switch {
 	case code == codeCompleted, code == codePending:
@@ -184,6 +190,12 @@ func (o *Operator) PaymentStatus(ctx context.Context, p operator.Payment) (opera
 	if err != nil {
 		return operator.Outcome{}, err
 	}
+	if !about(a, p, transid) {
+		o.log.Warn("moov status answered about another transaction; will ask again", "transaction_id", p.TransactionID, "internal_ref", p.Ref,
+			"transid", clip(a.TransID), "referenceid", clip(a.ReferenceID))
+		return operator.Outcome{}, fmt.Errorf("moov status: the answer names transid %q, referenceid %q, not the payment asked about (%s, %s): answer unknown",
+			clip(a.TransID), clip(a.ReferenceID), p.Ref, transid)
+	}
 	code, _ := a.code()
 	out := outcomeOf(a)
 	if code == codeBusy || code == codeBusyToo {
@@ -200,6 +212,30 @@ func (o *Operator) PaymentStatus(ctx context.Context, p operator.Payment) (opera
 		o.log.Warn("moov answered an unknown status code; will ask again", "transaction_id", p.TransactionID, "internal_ref", p.Ref, "moov_status", code)
 	}
 	return out, nil
+}
+
+// about reports whether a status answer can be about p, asked for by
+// transid: the ids it names, if any, are p's internal_ref, the referenceid
+// its push was given, or the transid asked. An answer naming another
+// payment would settle p on that payment's outcome.
+func about(a answer, p operator.Payment, transid string) bool {
+	ours := func(id string) bool {
+		return id == "" || strings.EqualFold(id, p.Ref) || id == transid || (p.OperatorRef != "" && id == p.OperatorRef)
+	}
+	if !ours(a.TransID) {
+		return false
+	}
+	// Asked by our internal_ref (the push's answer was lost), the
+	// referenceid is Moov's own, unknown to us.
+	return p.OperatorRef == "" || ours(a.ReferenceID)
+}
+
+// clip shortens an operator's id for a log line or an error.
+func clip(s string) string {
+	if r := []rune(s); len(r) > 64 {
+		return string(r[:64]) + "…"
+	}
+	return s
 }
 
 // backingOff returns how long enquiries still wait after a busy answer.
@@ -255,6 +291,12 @@ func (o *Operator) call(ctx context.Context, op string, p operator.Payment, time
 		var fault *Fault
 		switch {
 		case errors.As(err, &fault):
+			// A fault may quote our request back, token included: it
+			// goes to the log and to the payment's timeline without it.
+			if o.token != "" {
+				fault.Code = strings.ReplaceAll(fault.Code, o.token, "[token]")
+				fault.String = strings.ReplaceAll(fault.String, o.token, "[token]")
+			}
 			return answer{}, err
 		case resp.StatusCode != http.StatusOK:
 			return answer{}, &HTTPError{Status: resp.StatusCode}

@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -268,6 +269,20 @@ func TestUnknownIsNeverFailed(t *testing.T) {
 		"no status":      func(w http.ResponseWriter, op string) { w.Write(encodeAnswer(op, answer{Description: "?"})) },
 		"status not int": func(w http.ResponseWriter, op string) { w.Write(encodeAnswer(op, answer{Status: "OK"})) },
 		"200 empty":      func(w http.ResponseWriter, _ string) {},
+		"about another transaction": func(w http.ResponseWriter, op string) {
+			w.Write(encodeAnswer(op, answer{Status: "0", TransID: "SERVICE-OTHER000", ReferenceID: "MV-SERVICE-OTHER000"}))
+		},
+		"two answers": func(w http.ResponseWriter, op string) {
+			one, other := encodeAnswer(op, answer{Status: "0"}), encodeAnswer(op, answer{Status: "10"})
+			// Both <…Response> elements in one body.
+			start, end := bytes.Index(other, []byte("<ns2:")), bytes.LastIndex(other, []byte("</soap:Body>"))
+			at := bytes.LastIndex(one, []byte("</soap:Body>"))
+			w.Write(append(append(one[:at:at], other[start:end]...), one[at:]...))
+		},
+		"nested deep": func(w http.ResponseWriter, op string) {
+			deep := strings.Repeat("<a>", 5000) + strings.Repeat("</a>", 5000)
+			w.Write(bytes.Replace(encodeAnswer(op, answer{Status: "0"}), []byte("</return>"), []byte(deep+"</return>"), 1))
+		},
 		"answer 200 of 4": func(w http.ResponseWriter, op string) {
 			w.WriteHeader(404)
 			w.Write(encodeAnswer(op, answer{Status: "0"}))
@@ -307,10 +322,81 @@ func TestUnknownIsNeverFailed(t *testing.T) {
 				t.Errorf("%d calls reached the fake, want 2", f.calls.Load())
 			}
 			logs := b.logs.String()
-			if !strings.Contains(logs, "moov call failed") || !strings.Contains(logs, "operation=getTransactionStatus") {
+			failed := strings.Contains(logs, "moov call failed") || strings.Contains(logs, "moov status answered about another transaction")
+			if !failed || !strings.Contains(logs, "operation=getTransactionStatus") {
 				t.Errorf("failed calls not logged:\n%s", logs)
 			}
 		})
+	}
+}
+
+// TestAnswerAboutAnotherPush: once the push's referenceid is kept, a
+// status answer naming another referenceid, or another payment's
+// internal_ref, is not believed; one naming ours is.
+func TestAnswerAboutAnotherPush(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		name           string
+		transid, refid string
+		believed       bool
+	}{
+		{"ours", "", "MV-OURS", true},
+		{"ours, both named", "SERVICE-X", "MV-OURS", true},
+		{"another referenceid", "", "MV-SERVICE-OTHER000", false},
+		{"another transid", "SERVICE-OTHER000", "MV-OURS", false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			b, _ := serveFake(t, func(w http.ResponseWriter, op string) {
+				w.Write(encodeAnswer(op, answer{Status: "0", TransID: c.transid, ReferenceID: c.refid}))
+			})
+			p := payment(b, "+23566000001")
+			p.Ref, p.OperatorRef = "SERVICE-X", "MV-OURS"
+			o, err := b.op.PaymentStatus(context.Background(), p)
+			if c.believed != (err == nil) || (err == nil && o.State != operator.Succeeded) {
+				t.Fatalf("got %+v, %v; believed: %v", o, err, c.believed)
+			}
+		})
+	}
+}
+
+// TestFaultQuotingTheTokenIsLoggedWithout: a fault that quotes our request
+// back (token included) is logged and returned without the token.
+func TestFaultQuotingTheTokenIsLoggedWithout(t *testing.T) {
+	t.Parallel()
+	var b bundle
+	b, _ = serveFake(t, func(w http.ResponseWriter, op string) {
+		env, _ := encodeRequest(op, statusRequest{Token: b.token, TransID: "SERVICE-X"})
+		w.WriteHeader(500)
+		w.Write(encodeFault("soap:Client", "Invalid request: "+string(env)))
+	})
+	p := payment(b, "+23566000001")
+	_, perr := b.op.RequestPayment(context.Background(), p)
+	_, serr := b.op.PaymentStatus(context.Background(), p)
+	for _, err := range []error{perr, serr} {
+		if err == nil || strings.Contains(err.Error(), b.token) || !strings.Contains(err.Error(), "[token]") {
+			t.Errorf("error %v: want a fault without the token", err)
+		}
+	}
+	if strings.Contains(b.logs.String(), b.token) {
+		t.Errorf("the log holds the token:\n%s", b.logs)
+	}
+}
+
+// TestDeepAnswerIsCheap: an answer nested as deeply as 64 KiB allows is
+// refused without encoding/xml's per-element record (about 30 MB for a
+// megabyte of "<a>").
+func TestDeepAnswerIsCheap(t *testing.T) {
+	deep := []byte("<soap:Envelope><soap:Body>" + strings.Repeat("<a>", maxAnswer/3))
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	_, err := decodeAnswer(deep, opStatus)
+	runtime.ReadMemStats(&after)
+	if !errors.Is(err, errMalformed) {
+		t.Fatalf("got %v, want errMalformed", err)
+	}
+	if n := after.TotalAlloc - before.TotalAlloc; n > 1<<20 {
+		t.Errorf("reading it allocated %d bytes, want under 1 MiB", n)
 	}
 }
 

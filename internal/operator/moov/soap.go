@@ -14,6 +14,7 @@ import (
 	"encoding/xml"
 	"errors"
 	"fmt"
+	"io"
 	"strconv"
 	"strings"
 )
@@ -125,6 +126,9 @@ type envelope struct {
 // <opResponse> (named return in the SDKs' examples; one SDK also accepts
 // response or result, so any name is read). A soap:Fault gives *Fault.
 func decodeAnswer(body []byte, op string) (answer, error) {
+	if err := shallow(body, maxDepth); err != nil {
+		return answer{}, fmt.Errorf("%w: %v", errMalformed, err)
+	}
 	var env envelope
 	if err := xml.Unmarshal(body, &env); err != nil {
 		return answer{}, fmt.Errorf("%w: %v", errMalformed, err)
@@ -135,6 +139,16 @@ func decodeAnswer(body []byte, op string) (answer, error) {
 			fault.Code, fault.String = f.Code12, f.Reason12
 		}
 		return answer{}, fault
+	}
+	var calls int
+	for _, c := range env.Body.Calls {
+		if c.XMLName.Local != "Fault" {
+			calls++
+		}
+	}
+	if calls > 1 {
+		// Two answers in one body may disagree: neither is believed.
+		return answer{}, fmt.Errorf("%w: %d answers in one body", errMalformed, calls)
 	}
 	for _, c := range env.Body.Calls {
 		if c.XMLName.Local == "Fault" {
@@ -158,6 +172,35 @@ func decodeAnswer(body []byte, op string) (answer, error) {
 		return ret.Answers[0], nil
 	}
 	return answer{}, fmt.Errorf("%w: empty soap body", errMalformed)
+}
+
+// maxDepth is how deeply an answer's elements may nest: Moov's nest five
+// deep. encoding/xml keeps a record per open element, so an answer
+// nested hundreds of thousands deep cost about 30 MB to read.
+const maxDepth = 32
+
+// shallow reads body's tokens without keeping them (RawToken keeps no
+// stack of open elements) and refuses one nested deeper than limit.
+func shallow(body []byte, limit int) error {
+	d := xml.NewDecoder(bytes.NewReader(body))
+	depth := 0
+	for {
+		t, err := d.RawToken()
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		switch t.(type) {
+		case xml.StartElement:
+			if depth++; depth > limit {
+				return fmt.Errorf("elements nested deeper than %d", limit)
+			}
+		case xml.EndElement:
+			depth--
+		}
+	}
 }
 
 func wrap(inner []byte) []byte {
