@@ -59,6 +59,10 @@ func (s *Service) claimReference(ctx context.Context, t *Transaction) error {
 			return err
 		}
 		// The holder was refused and forgotten: the reference is free.
+		// t's push has not left yet: it is stamped anew, since a push in
+		// flight is judged taken by its age (pushJudgedTaken), and the
+		// wait for the holder's push counted for none of it.
+		s.stamp(t)
 		if time.Now().After(giveUp) {
 			// Request after request with this reference keeps being
 			// refused; the merchant's retry will find it free.

@@ -132,9 +132,7 @@ func (s *Service) Initiate(ctx context.Context, merchantID string, req CreateReq
 	if err != nil {
 		return nil, s.takenFirst(ctx, merchantID, req.Reference, err)
 	}
-	now := s.now().UTC().Truncate(time.Microsecond)
 	t := &Transaction{
-		ID:           uuid.Must(uuid.NewV7()).String(),
 		MerchantID:   merchantID,
 		Reference:    req.Reference,
 		Amount:       req.Amount,
@@ -143,11 +141,9 @@ func (s *Service) Initiate(ctx context.Context, merchantID string, req CreateReq
 		PhoneNumber:  req.PhoneNumber,
 		Description:  req.Description,
 		Status:       StatusPending,
-		CreatedAt:    now,
-		UpdatedAt:    now,
-		ExpiresAt:    now.Add(s.pendingTTL),
 		PushInFlight: true,
 	}
+	s.stamp(t)
 	if err := s.claimReference(ctx, t); err != nil {
 		return nil, err
 	}
@@ -197,6 +193,15 @@ func (s *Service) Initiate(ctx context.Context, merchantID string, req CreateReq
 		}
 	}
 	return t, nil
+}
+
+// stamp gives a transaction about to be inserted its id and times: now,
+// and its PENDING window from now. (The id is a UUIDv7, which carries its
+// time too.)
+func (s *Service) stamp(t *Transaction) {
+	now := s.now().UTC().Truncate(time.Microsecond)
+	t.ID = uuid.Must(uuid.NewV7()).String()
+	t.CreatedAt, t.UpdatedAt, t.ExpiresAt = now, now, now.Add(s.pendingTTL)
 }
 
 // unavailable is the 503 for a push the operator certainly did not take.
