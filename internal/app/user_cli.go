@@ -128,7 +128,7 @@ func (c *cli) userPasswd(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	if err := a.Users.SetPassword(ctx, merchant, u.ID, password, time.Now()); err != nil {
+	if _, err := a.Users.SetPassword(ctx, merchant, u.ID, "", password, time.Now()); err != nil {
 		return err
 	}
 	c.audit(ctx, a, merchant, team.ActionPassword, u.Email)

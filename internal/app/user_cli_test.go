@@ -56,11 +56,15 @@ func TestUserCommands(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			session := func() string {
+			session := func(password string) string {
 				jti := strings.ToLower(time.Now().Format("150405.000000000"))
 				now := time.Now()
+				u, err := a.Users.CheckPassword(context.Background(), "dev@shop.td", password)
+				if err != nil || u == nil {
+					t.Fatalf("sign-in: %v %v", u, err)
+				}
 				if err := a.Sessions.Start(context.Background(), team.Session{JTI: jti, UserID: dev.ID, MerchantID: merchant,
-					CreatedAt: now, LastSeenAt: now, ExpiresAt: now.Add(time.Hour)}); err != nil {
+					CreatedAt: now, LastSeenAt: now, ExpiresAt: now.Add(time.Hour)}, u.Credential); err != nil {
 					t.Fatal(err)
 				}
 				return jti
@@ -69,7 +73,7 @@ func TestUserCommands(t *testing.T) {
 				_, _, err := a.Sessions.Active(context.Background(), jti, time.Now(), time.Now().Add(-time.Hour))
 				return err == nil
 			}
-			jti := session()
+			jti := session("a developer's password")
 			if r := cliJSON(t, env, "a new developer password\n", "user", "passwd", "--merchant", merchant, "dev@shop.td", "--password-stdin"); r["status"] != "password_changed" {
 				t.Errorf("user passwd --json: %v", r)
 			}
@@ -79,7 +83,7 @@ func TestUserCommands(t *testing.T) {
 			if u, _ := a.Users.CheckPassword(context.Background(), "dev@shop.td", "a new developer password"); u == nil {
 				t.Error("the new password does not sign in")
 			}
-			jti = session()
+			jti = session("a new developer password")
 			if r := cliJSON(t, env, "", "user", "remove", "--merchant", merchant, "dev@shop.td"); r["status"] != "removed" {
 				t.Errorf("user remove --json: %v", r)
 			}

@@ -2,6 +2,7 @@ package dashboard
 
 import (
 	"crypto/rand"
+	"errors"
 	"net/http"
 	"net/url"
 	"strings"
@@ -58,7 +59,11 @@ func (d *Dashboard) handlePassword() http.Handler {
 			return
 		}
 		giveBack() // the right password is no guess
-		err = d.accounts.SetPassword(r.Context(), s.MerchantID, s.User.ID, r.PostForm.Get("new"), now)
+		credential, err := d.accounts.SetPassword(r.Context(), s.MerchantID, s.User.ID, u.Credential, r.PostForm.Get("new"), now)
+		if errors.Is(err, team.ErrPasswordChanged) {
+			again(http.StatusUnprocessableEntity, "account.wrong", map[string]string{"current": "account.wrong"})
+			return
+		}
 		if msg, fields, ok := userProblems(err, r.PostForm.Get("new")); ok {
 			if f, ok := fields["password"]; ok {
 				fields = map[string]string{"new": f}
@@ -73,7 +78,7 @@ func (d *Dashboard) handlePassword() http.Handler {
 		d.Audit(r.Context(), team.ActionPassword, s.User.Email)
 		row := &team.Session{JTI: rand.Text(), UserID: s.User.ID, MerchantID: s.MerchantID,
 			CreatedAt: now, LastSeenAt: now, ExpiresAt: now.Add(AbsoluteLifetime)}
-		if err := d.sessions.Start(r.Context(), *row); err != nil {
+		if err := d.sessions.Start(r.Context(), *row, credential); err != nil {
 			d.fail(w, r, err)
 			return
 		}

@@ -27,13 +27,18 @@ type Accounts interface {
 	// nil (no error) for an unknown email or a wrong password alike.
 	CheckPassword(ctx context.Context, email, password string) (*team.User, error)
 	ByEmail(ctx context.Context, email string) (*team.User, error)
-	SetPassword(ctx context.Context, merchantID, userID, password string, now time.Time) error
+	// SetPassword applies only while current (the Credential of the check
+	// of the current password) is still the user's password.
+	SetPassword(ctx context.Context, merchantID, userID, current, password string, now time.Time) (string, error)
 	SetLanguage(ctx context.Context, merchantID, userID, lang string) error
 }
 
 // Sessions keeps the sessions' rows, which every request checks.
 type Sessions interface {
-	Start(ctx context.Context, s team.Session) error
+	// Start records a session of a user checked as credential
+	// (team.User.Credential), or gives team.ErrNotFound when that is no
+	// longer the user's password or the user is gone.
+	Start(ctx context.Context, s team.Session, credential string) error
 	// Active returns the session and its user as they are now, or
 	// team.ErrNotFound when it is unknown, ended, or idle since before
 	// idleSince.
@@ -408,7 +413,12 @@ func (d *Dashboard) handleLogin() http.Handler {
 		d.byAccount.Forget(attempts)
 		row := &team.Session{JTI: rand.Text(), UserID: u.ID, MerchantID: u.MerchantID,
 			CreatedAt: now, LastSeenAt: now, ExpiresAt: now.Add(AbsoluteLifetime)}
-		if err := d.sessions.Start(r.Context(), *row); err != nil {
+		if err := d.sessions.Start(r.Context(), *row, u.Credential); errors.Is(err, team.ErrNotFound) {
+			// The password was changed, or the user removed, while it
+			// was being checked.
+			refuse(http.StatusUnauthorized, "login.failed", "wrong email or password")
+			return
+		} else if err != nil {
 			d.fail(w, r, err)
 			return
 		}

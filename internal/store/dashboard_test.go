@@ -2,6 +2,8 @@ package store_test
 
 import (
 	"errors"
+	"fmt"
+	"sync"
 	"testing"
 	"time"
 
@@ -141,9 +143,12 @@ func TestUsers(t *testing.T) {
 			t.Errorf("another merchant's user: %v", err)
 		}
 		for name, err := range map[string]error{
-			"role":     users.SetRole(ctx, other.ID, dev.ID, team.Viewer),
-			"remove":   users.Remove(ctx, other.ID, dev.ID),
-			"password": users.SetPassword(ctx, other.ID, dev.ID, "another password", now),
+			"role":   users.SetRole(ctx, other.ID, dev.ID, team.Viewer),
+			"remove": users.Remove(ctx, other.ID, dev.ID),
+			"password": func() error {
+				_, err := users.SetPassword(ctx, other.ID, dev.ID, "", "another password", now)
+				return err
+			}(),
 			"language": users.SetLanguage(ctx, other.ID, dev.ID, "fr"),
 		} {
 			if !errors.Is(err, team.ErrNotFound) {
@@ -185,9 +190,18 @@ func TestSessions(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		signIn := func(password string) string {
+			t.Helper()
+			u, err := users.CheckPassword(ctx, "dev@shop.td", password)
+			if err != nil || u == nil || u.Credential == "" {
+				t.Fatalf("sign-in: %+v %v", u, err)
+			}
+			return u.Credential
+		}
+		credential := signIn("a developer password")
 		start := func() string {
 			jti := uuid.NewString()
-			if err := sessions.Start(ctx, team.Session{JTI: jti, UserID: dev.ID, MerchantID: m.ID, CreatedAt: now, LastSeenAt: now, ExpiresAt: now.Add(12 * time.Hour)}); err != nil {
+			if err := sessions.Start(ctx, team.Session{JTI: jti, UserID: dev.ID, MerchantID: m.ID, CreatedAt: now, LastSeenAt: now, ExpiresAt: now.Add(12 * time.Hour)}, credential); err != nil {
 				t.Fatal(err)
 			}
 			return jti
@@ -226,11 +240,23 @@ func TestSessions(t *testing.T) {
 		if active(b, now) || !active(c, now) {
 			t.Error("End")
 		}
-		if err := users.SetPassword(ctx, m.ID, dev.ID, "a new password!!", now); err != nil {
+		old := credential
+		if credential, err = users.SetPassword(ctx, m.ID, dev.ID, old, "a new password!!", now); err != nil {
 			t.Fatal(err)
 		}
 		if active(c, now) {
 			t.Error("a session survived a password change")
+		}
+		// A sign-in that checked the old password, and a second change
+		// from it, both came too late.
+		if err := sessions.Start(ctx, team.Session{JTI: uuid.NewString(), UserID: dev.ID, MerchantID: m.ID, CreatedAt: now, LastSeenAt: now, ExpiresAt: now.Add(time.Hour)}, old); !errors.Is(err, team.ErrNotFound) {
+			t.Errorf("a session started on the old password: %v", err)
+		}
+		if _, err := users.SetPassword(ctx, m.ID, dev.ID, old, "yet another one!", now); !errors.Is(err, team.ErrPasswordChanged) {
+			t.Errorf("a second change from the old password: %v", err)
+		}
+		if credential != signIn("a new password!!") {
+			t.Error("the credential SetPassword returned is not the one a sign-in checks")
 		}
 		// Prune drops ended sessions only: a, b and c (the password change
 		// ended a and c).
@@ -250,6 +276,11 @@ func TestSessions(t *testing.T) {
 		}
 		if active("no-such-jti", now) {
 			t.Error("an unknown jti is active")
+		}
+		// A sign-in that checked the password of a user removed meanwhile
+		// starts nothing (it was a foreign-key error, a 500, on PostgreSQL).
+		if err := sessions.Start(ctx, team.Session{JTI: uuid.NewString(), UserID: dev.ID, MerchantID: m.ID, CreatedAt: now, LastSeenAt: now, ExpiresAt: now.Add(time.Hour)}, credential); !errors.Is(err, team.ErrNotFound) {
+			t.Errorf("a session of a removed user: %v", err)
 		}
 
 		s1, err := sessions.SessionSecret(ctx)
@@ -303,6 +334,62 @@ func TestAuditLogStore(t *testing.T) {
 		for _, s := range seen {
 			if s == "other" {
 				t.Error("another merchant's entry")
+			}
+		}
+	})
+}
+
+// TestSignInRacesPasswordChange starts a session on the password just
+// checked while the password is changed, many times at once: a session
+// that started must have ended by the time the change returned, and of
+// two changes from one password only one applies. Without the row lock
+// (PostgreSQL), the sign-in read the old password before the change
+// committed and inserted its session after the change had ended the
+// others: it outlived the change.
+func TestSignInRacesPasswordChange(t *testing.T) {
+	eachEngine(t, func(t *testing.T, db *store.DB) {
+		ctx := t.Context()
+		now := time.Date(2026, 3, 1, 8, 0, 0, 0, time.UTC)
+		m, err := store.NewMerchants(db).Create(ctx, "Shop", "owner@shop.td", "correct horse battery", now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		users, sessions := store.NewUsers(db), store.NewSessions(db)
+		u, err := users.CheckPassword(ctx, "owner@shop.td", "correct horse battery")
+		if err != nil || u == nil {
+			t.Fatal(u, err)
+		}
+		credential := u.Credential
+		for round := range 20 {
+			jti := uuid.NewString()
+			var started, changed, changedToo error
+			var wg sync.WaitGroup
+			wg.Go(func() {
+				started = sessions.Start(ctx, team.Session{JTI: jti, UserID: u.ID, MerchantID: m.ID, CreatedAt: now, LastSeenAt: now, ExpiresAt: now.Add(time.Hour)}, credential)
+			})
+			var next, nextToo string
+			wg.Go(func() {
+				next, changed = users.SetPassword(ctx, m.ID, u.ID, credential, fmt.Sprintf("new password %d", round), now)
+			})
+			wg.Go(func() {
+				nextToo, changedToo = users.SetPassword(ctx, m.ID, u.ID, credential, fmt.Sprintf("other password %d", round), now)
+			})
+			wg.Wait()
+			if started != nil && !errors.Is(started, team.ErrNotFound) {
+				t.Fatalf("round %d: start: %v", round, started)
+			}
+			if started == nil {
+				if _, _, err := sessions.Active(ctx, jti, now, now.Add(-time.Minute)); !errors.Is(err, team.ErrNotFound) {
+					t.Errorf("round %d: a session started on the old password outlived the change (%v)", round, err)
+				}
+			}
+			switch {
+			case changed == nil && errors.Is(changedToo, team.ErrPasswordChanged):
+				credential = next
+			case changedToo == nil && errors.Is(changed, team.ErrPasswordChanged):
+				credential = nextToo
+			default:
+				t.Fatalf("round %d: two changes from one password answered %v and %v, want one done and one refused", round, changed, changedToo)
 			}
 		}
 	})

@@ -18,12 +18,32 @@ type Sessions struct{ db *DB }
 // NewSessions returns the session store.
 func NewSessions(db *DB) *Sessions { return &Sessions{db: db} }
 
-// Start records a new session.
-func (s *Sessions) Start(ctx context.Context, sess team.Session) error {
-	_, err := s.db.ExecContext(ctx, `INSERT INTO sessions (jti, user_id, merchant_id, created_at, last_seen_at, expires_at)
-		VALUES ($1, $2, $3, $4, $5, $6)`, sess.JTI, sess.UserID, sess.MerchantID,
-		s.db.Time(sess.CreatedAt), s.db.Time(sess.LastSeenAt), s.db.Time(sess.ExpiresAt))
-	return err
+// Start records a new session of a user whose password was checked as
+// credential (team.User.Credential): only while the user still exists with
+// that password, else team.ErrNotFound. A sign-in that checked the old
+// password while the password was being changed, or the user removed, must
+// not leave a session that outlives the change. On PostgreSQL the user's
+// row is read FOR SHARE: a change in progress is waited for and then seen,
+// and a change that comes after waits for this session, which it then
+// ends. SQLite has one writer.
+func (s *Sessions) Start(ctx context.Context, sess team.Session, credential string) error {
+	lock := ""
+	if s.db.Dialect == Postgres {
+		lock = " FOR SHARE"
+	}
+	res, err := s.db.ExecContext(ctx, `INSERT INTO sessions (jti, user_id, merchant_id, created_at, last_seen_at, expires_at)
+		SELECT $1, id, merchant_id, $4, $5, $6 FROM users WHERE id = $2 AND merchant_id = $3 AND password_hash = $7`+lock,
+		sess.JTI, sess.UserID, sess.MerchantID,
+		s.db.Time(sess.CreatedAt), s.db.Time(sess.LastSeenAt), s.db.Time(sess.ExpiresAt), credential)
+	if err != nil {
+		return err
+	}
+	if n, err := res.RowsAffected(); err != nil {
+		return err
+	} else if n == 0 {
+		return team.ErrNotFound
+	}
+	return nil
 }
 
 // Active returns the live session named jti and its user as they are now

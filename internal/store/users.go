@@ -133,30 +133,43 @@ func (s *Users) CheckPassword(ctx context.Context, email, password string) (*tea
 	if bcrypt.CompareHashAndPassword([]byte(hash), []byte(password)) != nil {
 		return nil, nil
 	}
+	u.Credential = hash
 	return u, nil
 }
 
 // SetPassword replaces a user's password and ends every session of theirs
-// in the same transaction.
-func (s *Users) SetPassword(ctx context.Context, merchantID, id, password string, now time.Time) error {
+// in the same transaction, and returns the new credential (team.User). With
+// current set (the Credential of the check of the current password), it
+// applies only while that is still the user's password: otherwise
+// team.ErrPasswordChanged. An operator's reset passes "".
+func (s *Users) SetPassword(ctx context.Context, merchantID, id, current, password string, now time.Time) (string, error) {
 	if msg := team.CheckPassword(password); msg != "" {
-		return &payment.Error{Code: payment.EINVALID, Message: msg, Fields: map[string]string{"password": msg}}
+		return "", &payment.Error{Code: payment.EINVALID, Message: msg, Fields: map[string]string{"password": msg}}
 	}
 	if !payment.ValidID(id) {
-		return team.ErrNotFound
+		return "", team.ErrNotFound
 	}
 	hash, err := bcrypt.GenerateFromPassword([]byte(password), PasswordCost)
 	if err != nil {
-		return err
+		return "", err
 	}
-	return s.db.InTx(ctx, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, `UPDATE users SET password_hash = $1 WHERE merchant_id = $2 AND id = $3`, string(hash), merchantID, id)
+	return string(hash), s.db.InTx(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `UPDATE users SET password_hash = $1 WHERE merchant_id = $2 AND id = $3 AND ($4 = '' OR password_hash = $4)`,
+			string(hash), merchantID, id, current)
 		if err != nil {
 			return err
 		}
 		if n, _ := res.RowsAffected(); n == 0 {
+			if current != "" {
+				if _, err := scanUser(tx.QueryRowContext(ctx, `SELECT `+userColumns+` FROM users WHERE merchant_id = $1 AND id = $2`, merchantID, id)); err == nil {
+					return team.ErrPasswordChanged
+				}
+			}
 			return team.ErrNotFound
 		}
+		// PostgreSQL: the UPDATE above holds the user's row, so a session
+		// being started (Sessions.Start) either committed before it and is
+		// ended here, or waits and then finds the credential changed.
 		return revokeUserSessions(ctx, s.db, tx, id, now)
 	})
 }

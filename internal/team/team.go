@@ -19,6 +19,12 @@ type User struct {
 	Role       Role      `json:"role"`
 	Language   string    `json:"language"` // "en", "fr", or "" for the browser's choice
 	CreatedAt  time.Time `json:"created_at"`
+	// Credential is the password hash the user was just checked against
+	// (CheckPassword) or given (SetPassword), never shown. A session
+	// starts, and a password change applies, only while it is still the
+	// user's: a sign-in racing a password change or the user's removal
+	// cannot outlive it, and of two changes at once the second is refused.
+	Credential string `json:"-"`
 }
 
 // Role is what a user may do, as a named set of permissions.
@@ -157,4 +163,8 @@ var (
 		Fields: map[string]string{"email": "a user with this email already exists"}}
 	ErrLastOwner = &payment.Error{Code: payment.EUNPROCESSABLE, Message: "a merchant keeps at least one owner",
 		Fields: map[string]string{"role": "a merchant keeps at least one owner"}}
+	// ErrPasswordChanged: the password checked as current was changed
+	// meanwhile (by another session), so this change is not made.
+	ErrPasswordChanged = &payment.Error{Code: payment.EUNPROCESSABLE, Message: "the current password was changed meanwhile",
+		Fields: map[string]string{"current": "the current password was changed meanwhile"}}
 )
