@@ -22,7 +22,7 @@ func TestAuthentication(t *testing.T) {
 	if err != nil || len(keys) != 1 {
 		t.Fatal(err, keys)
 	}
-	if err := s.App.APIKeys.Revoke(t.Context(), keys[0].MerchantID, keys[0].ID, time.Now()); err != nil {
+	if _, err := s.App.APIKeys.Revoke(t.Context(), keys[0].MerchantID, keys[0].ID, time.Now()); err != nil {
 		t.Fatal(err)
 	}
 

@@ -167,14 +167,16 @@ func (c *cli) apikeyRevoke(ctx context.Context, args []string) error {
 			}
 		}
 	}
-	err = a.APIKeys.Revoke(ctx, merchant, id, time.Now())
+	revoked, err := a.APIKeys.Revoke(ctx, merchant, id, time.Now())
 	if errors.Is(err, store.ErrKeyNotFound) {
 		return fmt.Errorf("merchant %s has no API key %q: \"momopay apikey list --merchant %s\" shows its keys", merchant, id, merchant)
 	}
 	if err != nil {
 		return err
 	}
-	c.audit(ctx, a, merchant, team.ActionKeyRevoked, target)
+	if revoked {
+		c.audit(ctx, a, merchant, team.ActionKeyRevoked, target)
+	}
 	if asJSON {
 		return c.printJSON(map[string]string{"id": id, "status": "revoked"})
 	}

@@ -75,12 +75,12 @@ func (k dashboardKeys) Create(ctx context.Context, merchantID, request string, n
 	return &out, key, nil
 }
 
-func (k dashboardKeys) Revoke(ctx context.Context, merchantID, keyID string, now time.Time) error {
-	err := k.keys.Revoke(ctx, merchantID, keyID, now)
+func (k dashboardKeys) Revoke(ctx context.Context, merchantID, keyID string, now time.Time) (bool, error) {
+	revoked, err := k.keys.Revoke(ctx, merchantID, keyID, now)
 	if err == store.ErrKeyNotFound {
-		return &payment.Error{Code: payment.ENOTFOUND, Message: "API key not found"}
+		return false, &payment.Error{Code: payment.ENOTFOUND, Message: "API key not found"}
 	}
-	return err
+	return revoked, err
 }
 
 func dashboardKey(k store.APIKey) dashboard.APIKey {

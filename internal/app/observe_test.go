@@ -506,7 +506,7 @@ func TestNoSecretInLogs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := s.App.APIKeys.Revoke(ctx, merchant.ID, revokedID.ID, time.Now()); err != nil {
+	if _, err := s.App.APIKeys.Revoke(ctx, merchant.ID, revokedID.ID, time.Now()); err != nil {
 		t.Fatal(err)
 	}
 	secrets["revoked API key"] = revoked

@@ -27,8 +27,9 @@ type Keys interface {
 	// first's record with the key "".
 	Create(ctx context.Context, merchantID, request string, now time.Time) (*APIKey, string, error)
 	// Revoke fails with a not-found *payment.Error for another
-	// merchant's key.
-	Revoke(ctx context.Context, merchantID, keyID string, now time.Time) error
+	// merchant's key. It reports whether this call revoked the key (not
+	// another, at once or before).
+	Revoke(ctx context.Context, merchantID, keyID string, now time.Time) (bool, error)
 }
 
 type keysPage struct {
@@ -139,11 +140,12 @@ func (d *Dashboard) handleKeyRevoke() http.Handler {
 			d.notFound(w, r)
 			return
 		}
-		if err := d.keys.Revoke(r.Context(), sessionOf(r).MerchantID, k.ID, d.now()); err != nil {
+		revoked, err := d.keys.Revoke(r.Context(), sessionOf(r).MerchantID, k.ID, d.now())
+		if err != nil {
 			d.fail(w, r, err)
 			return
 		}
-		if k.RevokedAt == nil {
+		if revoked {
 			d.Audit(r.Context(), team.ActionKeyRevoked, team.KeyTarget(k.Prefix, k.ID))
 		}
 		d.redirectWithFlash(w, r, "/keys", "keys.revoked.flash", "")

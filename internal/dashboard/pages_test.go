@@ -351,6 +351,46 @@ func TestAuditLog(t *testing.T) {
 	})
 }
 
+// TestAuditLogsChangesOnly: a second revocation of a key, a role set to
+// the role the user has, and enabling an enabled endpoint change nothing,
+// and the audit log says nothing of them (each was logged again).
+func TestAuditLogsChangesOnly(t *testing.T) {
+	eachEngine(t, func(t *testing.T, b *bundle) {
+		ctx := context.Background()
+		br := b.login(b.owner.Email)
+		br.postForm("/keys", nil)
+		keyID := keyIDs(t, b, b.s.MerchantID)[0]
+		ana := b.addUser(b.s.MerchantID, "ana@example.com", team.Viewer)
+		endpoint, err := b.s.App.Webhooks.CreateEndpoint(ctx, b.s.MerchantID, "http://127.0.0.1:9/hook")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for range 2 {
+			for _, path := range []string{"/keys/" + keyID + "/revoke", "/webhooks/" + endpoint.ID + "/disable", "/webhooks/" + endpoint.ID + "/enable"} {
+				if r := br.postForm(path, nil); r.status != http.StatusSeeOther {
+					t.Fatalf("%s: %d", path, r.status)
+				}
+			}
+			if r := br.postForm("/team/"+ana.ID+"/role", url.Values{"role": {"viewer"}}); r.status != http.StatusSeeOther {
+				t.Fatalf("role: %d", r.status)
+			}
+		}
+		if r := br.postForm("/webhooks/"+endpoint.ID+"/enable", nil); r.status != http.StatusSeeOther { // enabled already
+			t.Fatalf("enable: %d", r.status)
+		}
+		want := map[string]int{team.ActionKeyRevoked: 1, team.ActionEndpointDisabled: 2, team.ActionEndpointEnabled: 2, team.ActionRoleChanged: 0}
+		for action, n := range want {
+			var got int
+			if err := b.s.App.DB.QueryRowContext(ctx, `SELECT COUNT(*) FROM audit_log WHERE merchant_id = $1 AND action = $2`, b.s.MerchantID, action).Scan(&got); err != nil {
+				t.Fatal(err)
+			}
+			if got != n {
+				t.Errorf("%s: %d audit entries, want %d", action, got, n)
+			}
+		}
+	})
+}
+
 // TestAuditBehindProxy: behind a listed reverse proxy, the audit log and
 // the sign-in limit see the client X-Forwarded-For names, not the proxy
 // (the tests' requests come from 127.0.0.1, listed here as the proxy).

@@ -116,6 +116,11 @@ func (d *Dashboard) handleUserRole() http.Handler {
 			return
 		}
 		role := team.Role(r.PostForm.Get("role"))
+		if role == u.Role {
+			// Nothing to change, and nothing for the audit log.
+			d.redirectWithFlash(w, r, "/team", "team.rolechanged", "")
+			return
+		}
 		err = d.team.SetRole(r.Context(), s.MerchantID, u.ID, role)
 		if d.teamProblem(w, r, err, "", nil) {
 			return

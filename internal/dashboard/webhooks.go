@@ -216,11 +216,20 @@ func (d *Dashboard) handleEndpointSwitch(enable bool) http.Handler {
 		if enable {
 			change, action, flash = d.webhooks.EnableEndpoint, team.ActionEndpointEnabled, "wh.enabled.flash"
 		}
+		e, err := d.findEndpoint(r)
+		if err != nil {
+			d.fail(w, r, err)
+			return
+		}
 		if err := change(r.Context(), merchant, id); err != nil {
 			d.fail(w, r, err)
 			return
 		}
-		d.Audit(r.Context(), action, id)
+		if e == nil || e.Enabled != enable {
+			// Only a change is recorded: enabling an enabled endpoint
+			// (a second click, another tab) logged it again.
+			d.Audit(r.Context(), action, id)
+		}
 		d.redirectWithFlash(w, r, "/webhooks", flash, "")
 	})
 }

@@ -166,31 +166,39 @@ func optional(ts Timestamp) *time.Time {
 }
 
 // Revoke ends a key at once; ErrKeyNotFound if the merchant has no such key.
+// It reports whether this call revoked it: of revocations at once (or of a
+// key revoked before), one does, so the audit log records one.
 // On PostgreSQL the revocation is announced (keyRevokedChannel) in the same
 // transaction, so every instance's key cache forgets the key as it commits.
-func (s *APIKeys) Revoke(ctx context.Context, merchantID, keyID string, now time.Time) error {
+func (s *APIKeys) Revoke(ctx context.Context, merchantID, keyID string, now time.Time) (revoked bool, err error) {
 	if !payment.ValidID(keyID) {
-		return ErrKeyNotFound
+		return false, ErrKeyNotFound
 	}
-	err := s.db.InTx(ctx, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, `UPDATE api_keys SET revoked_at = COALESCE(revoked_at, $1) WHERE merchant_id = $2 AND id = $3`,
+	err = s.db.InTx(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `UPDATE api_keys SET revoked_at = $1 WHERE merchant_id = $2 AND id = $3 AND revoked_at IS NULL`,
 			s.db.Time(now), merchantID, keyID)
 		if err != nil {
 			return err
 		}
 		if n, _ := res.RowsAffected(); n == 0 {
-			return ErrKeyNotFound
+			var one int
+			err := tx.QueryRowContext(ctx, `SELECT 1 FROM api_keys WHERE merchant_id = $1 AND id = $2`, merchantID, keyID).Scan(&one)
+			if errors.Is(err, sql.ErrNoRows) {
+				return ErrKeyNotFound
+			}
+			return err // revoked before
 		}
+		revoked = true
 		if s.db.Dialect == Postgres {
 			_, err = tx.ExecContext(ctx, `SELECT pg_notify($1, $2)`, keyRevokedChannel, keyID)
 		}
 		return err
 	})
 	if err != nil {
-		return err
+		return false, err
 	}
 	s.cache.forget(keyID) // this instance at once, whatever the notification does
-	return nil
+	return revoked, nil
 }
 
 // lastUsedGranularity limits last_used_at writes to one a minute per key,

@@ -70,7 +70,7 @@ func TestKeyCacheForgetsRevokedKeys(t *testing.T) {
 			if got := identify(keysB, key); got != m.ID {
 				t.Fatalf("a live key identifies as %q", got)
 			}
-			if err := keysA.Revoke(ctx, m.ID, rec.ID, now); err != nil {
+			if _, err := keysA.Revoke(ctx, m.ID, rec.ID, now); err != nil {
 				t.Fatal(err)
 			}
 			if got := identify(keysA, key); got != "" {

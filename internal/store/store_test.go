@@ -5,6 +5,8 @@ import (
 	"database/sql"
 	"errors"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -104,18 +106,58 @@ func TestAPIKeys(t *testing.T) {
 
 		// Revocation is per merchant and final.
 		other, _ := store.NewMerchants(db).Create(ctx, "Other", "other@example.td", "correct horse battery", now)
-		if err := keys.Revoke(ctx, other.ID, rec.ID, now); !errors.Is(err, store.ErrKeyNotFound) {
+		if _, err := keys.Revoke(ctx, other.ID, rec.ID, now); !errors.Is(err, store.ErrKeyNotFound) {
 			t.Errorf("another merchant revoked the key: %v", err)
 		}
-		if err := keys.Revoke(ctx, m.ID, rec.ID, now.Add(time.Hour)); err != nil {
-			t.Fatal(err)
+		if revoked, err := keys.Revoke(ctx, m.ID, rec.ID, now.Add(time.Hour)); err != nil || !revoked {
+			t.Fatal(revoked, err)
 		}
 		if got, _ := keys.Authenticate(ctx, key, now.Add(2*time.Hour)); got != "" {
 			t.Error("a revoked key authenticates")
 		}
-		keys.Revoke(ctx, m.ID, rec.ID, now.Add(3*time.Hour))
+		if revoked, err := keys.Revoke(ctx, m.ID, rec.ID, now.Add(3*time.Hour)); err != nil || revoked {
+			t.Errorf("a second revoke: revoked %v, %v; want false, no error", revoked, err)
+		}
 		if rv := list().RevokedAt; rv == nil || !rv.Equal(now.Add(time.Hour)) {
 			t.Errorf("revoked_at %v: a second revoke must not move it", rv)
+		}
+	})
+}
+
+// TestRevokeOnceAtOnce: of 20 revocations of one key at once, exactly one
+// reports that it revoked the key, so the audit log records one (on
+// PostgreSQL each had logged one: up to 19 entries for one key).
+func TestRevokeOnceAtOnce(t *testing.T) {
+	eachEngine(t, func(t *testing.T, db *store.DB) {
+		ctx := t.Context()
+		now := time.Date(2026, 3, 1, 8, 0, 0, 0, time.UTC)
+		m, err := store.NewMerchants(db).Create(ctx, "Shop", "owner@shop.td", "correct horse battery", now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		keys := store.NewAPIKeys(db)
+		for round := range 5 {
+			rec, _, err := keys.Create(ctx, m.ID, now)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var revokedBy atomic.Int64
+			var wg sync.WaitGroup
+			for range 20 {
+				wg.Go(func() {
+					revoked, err := keys.Revoke(ctx, m.ID, rec.ID, now)
+					if err != nil {
+						t.Error(err)
+					}
+					if revoked {
+						revokedBy.Add(1)
+					}
+				})
+			}
+			wg.Wait()
+			if n := revokedBy.Load(); n != 1 {
+				t.Errorf("round %d: %d of 20 concurrent revocations said they revoked the key, want 1", round, n)
+			}
 		}
 	})
 }
