@@ -147,3 +147,60 @@ func TestRotateSecret(t *testing.T) {
 		}
 	})
 }
+
+// TestRotateTwiceAtOnce: two rotations moments apart (two people on two
+// pages, or one who lost the page showing the new secret) keep the secret
+// receivers verify with valid for its grace; the secret the first made,
+// never deployed, is the one replaced. A rotation later than
+// RecentRotation replaces as usual.
+func TestRotateTwiceAtOnce(t *testing.T) {
+	eachEngine(t, func(t *testing.T, f *fixture) {
+		ctx := context.Background()
+		s := f.app.Webhooks
+		rc := newReceiver(t, nil)
+		e := f.endpoint(t, f.merchant, rc)
+		inUse := e.Secret
+
+		first, err := s.RotateSecret(ctx, f.merchant, e.ID, "FIRSTFORMFIRSTFORMFIRSTFOR")
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.clock.Advance(time.Second)
+		second, err := s.RotateSecret(ctx, f.merchant, e.ID, "OTHERFORMOTHERFORMOTHERFOR")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if second.PreviousSecretExpiresAt == nil || !second.PreviousSecretExpiresAt.Equal(*first.PreviousSecretExpiresAt) {
+			t.Errorf("the second rotation says the previous secret lasts until %v, want the first's %v", second.PreviousSecretExpiresAt, first.PreviousSecretExpiresAt)
+		}
+		signedBy := func() (inUseOK, firstOK, secondOK bool) {
+			t.Helper()
+			if _, err := s.Test(ctx, f.merchant, e.ID); err != nil {
+				t.Fatal(err)
+			}
+			reqs := rc.requests()
+			r := reqs[len(reqs)-1]
+			return stockVerify(inUse, r.header, r.body), stockVerify(first.Secret, r.header, r.body), stockVerify(second.Secret, r.header, r.body)
+		}
+		if a, b, c := signedBy(); !a || b || !c {
+			t.Errorf("after two rotations at once: the secret in use %v, the first's %v, the second's %v; want true, false, true", a, b, c)
+		}
+
+		f.clock.Advance(webhook.RecentRotation)
+		third, err := s.RotateSecret(ctx, f.merchant, e.ID, "THIRDFORMTHIRDFORMTHIRDFOR")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := f.clock.Now().Add(webhook.SecretGrace); !third.PreviousSecretExpiresAt.Equal(want) {
+			t.Errorf("a later rotation: previous secret until %v, want %v", third.PreviousSecretExpiresAt, want)
+		}
+		if _, err := s.Test(ctx, f.merchant, e.ID); err != nil {
+			t.Fatal(err)
+		}
+		reqs := rc.requests()
+		r := reqs[len(reqs)-1]
+		if stockVerify(inUse, r.header, r.body) || !stockVerify(second.Secret, r.header, r.body) || !stockVerify(third.Secret, r.header, r.body) {
+			t.Error("a rotation later than RecentRotation must keep only the secret it replaced")
+		}
+	})
+}
