@@ -37,7 +37,8 @@ func (a *App) wireDashboard(ctx context.Context) error {
 		Accounts: a.Users, Sessions: a.Sessions, AuditLog: a.AuditLog, Team: a.Users,
 		Keys: dashboardKeys{a.APIKeys}, Figures: dashboardFigures{store.NewFigures(a.DB)},
 		Payments: a.Payments, Records: a.Transactions, Webhooks: a.Webhooks, Cases: a.Cases,
-		Phone:  &sandboxPhone{txs: a.Transactions, payments: a.Payments, answer: a.AnswerSandboxPayment},
+		Phone: &sandboxPhone{txs: a.Transactions, payments: a.Payments, answer: a.AnswerSandboxPayment,
+			answers: store.NewSandboxAnswers(a.DB), now: a.cfg.Now},
 		Secret: secret, Sandbox: a.cfg.Mode == ModeSandbox, Now: a.cfg.Now, Logger: a.cfg.Logger,
 		NoteMerchant: api.NoteMerchant,
 	})

@@ -3,8 +3,10 @@ package app
 import (
 	"context"
 	"regexp"
+	"time"
 
 	"github.com/momopay/momopay/internal/payment"
+	"github.com/momopay/momopay/internal/store"
 )
 
 // sandboxPhone plays the payer's phone for the dashboard's sandbox page: it
@@ -19,6 +21,9 @@ type sandboxPhone struct {
 	// answer is App.AnswerSandboxPayment: the operator's simulator takes
 	// the payer's answer, as a real phone's would reach the operator.
 	answer func(ctx context.Context, merchantID, txID string, approve bool) (*payment.Transaction, bool, error)
+	// answers records the first answer to a request (Claim).
+	answers *store.SandboxAnswers
+	now     func() time.Time
 }
 
 // pinPattern is what the simulated phone takes as a PIN: four digits, any.
@@ -44,6 +49,15 @@ func (p *sandboxPhone) Answer(ctx context.Context, merchantID, phone, transactio
 		return nil, err
 	}
 	if t.PhoneNumber != phone || t.Status != payment.StatusPending {
+		return nil, payment.ErrNotFound
+	}
+	// A phone answers a request once. Two people answering it at once
+	// both saw it PENDING: the second answer would reach the operator
+	// after the first and be kept as a contradicting late report, a
+	// reconciliation case for nothing.
+	if first, err := p.answers.Claim(ctx, t.InternalRef, confirm, p.now()); err != nil {
+		return nil, err
+	} else if !first {
 		return nil, payment.ErrNotFound
 	}
 	t, _, err = p.answer(ctx, merchantID, transactionID, confirm)

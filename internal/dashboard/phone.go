@@ -2,6 +2,7 @@ package dashboard
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"net/url"
 	"regexp"
@@ -97,6 +98,19 @@ func (d *Dashboard) handlePhoneAnswer() http.Handler {
 			return
 		}
 		t, err := d.phone.Answer(r.Context(), sessionOf(r).MerchantID, number, r.PathValue("id"), confirm, r.PostForm.Get("pin"))
+		if errors.Is(err, payment.ErrNotFound) {
+			// Answered meanwhile (by someone else, or another tab), ended,
+			// or never this merchant's: the phone says it no longer waits,
+			// and shows what still does.
+			p, _, err := d.phonePage(r, number)
+			if err != nil {
+				d.fail(w, r, err)
+				return
+			}
+			p.Error = "ph.gone"
+			d.render(w, r, http.StatusNotFound, "phone", p)
+			return
+		}
 		if e, ok := refusal(err); ok {
 			p, _, err := d.phonePage(r, number)
 			if err != nil {
@@ -137,6 +151,7 @@ func init() {
 		"ph.refuse":          "Refuse",
 		"ph.pin.bad":         "Enter four digits.",
 		"ph.notanswered":     "The answer was not taken. Show the requests again and retry.",
+		"ph.gone":            "This payment request no longer waits for an answer: it was answered or it ended.",
 		"ph.confirmed.flash": "Payment %s confirmed.",
 		"ph.refused.flash":   "Payment %s refused.",
 	}, map[string]string{
@@ -153,6 +168,7 @@ func init() {
 		"ph.refuse":          "Refuser",
 		"ph.pin.bad":         "Saisissez quatre chiffres.",
 		"ph.notanswered":     "La réponse n'a pas été prise en compte. Affichez de nouveau les demandes et réessayez.",
+		"ph.gone":            "Cette demande de paiement n'attend plus de réponse : elle a reçu une réponse ou elle a pris fin.",
 		"ph.confirmed.flash": "Paiement %s confirmé.",
 		"ph.refused.flash":   "Paiement %s refusé.",
 	})

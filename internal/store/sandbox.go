@@ -50,8 +50,23 @@ func (s *SandboxAnswers) Payment(ctx context.Context, ref string) (p SandboxPaym
 	return p, true, nil
 }
 
+// Claim records the payer's answer to the payment with internal_ref ref
+// unless it has one already, and reports whether this was the first: of
+// two people answering one request on the simulated phone at once, one
+// answers it.
+func (s *SandboxAnswers) Claim(ctx context.Context, ref string, approve bool, at time.Time) (bool, error) {
+	res, err := s.db.ExecContext(ctx, `INSERT INTO sandbox_answers (internal_ref, approved, answered_at) VALUES ($1, $2, $3)
+		ON CONFLICT (internal_ref) DO NOTHING`, ref, approve, s.db.Time(at))
+	if err != nil {
+		return false, err
+	}
+	n, err := res.RowsAffected()
+	return n == 1, err
+}
+
 // Answer records the payer's answer to the payment with internal_ref ref;
-// a later answer replaces an earlier one.
+// a later answer replaces an earlier one (the CLI's answer to a final
+// payment, played as an operator's contradicting late report).
 func (s *SandboxAnswers) Answer(ctx context.Context, ref string, approve bool, at time.Time) error {
 	_, err := s.db.ExecContext(ctx, `INSERT INTO sandbox_answers (internal_ref, approved, answered_at) VALUES ($1, $2, $3)
 		ON CONFLICT (internal_ref) DO UPDATE SET approved = excluded.approved, answered_at = excluded.answered_at`,
