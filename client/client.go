@@ -64,7 +64,7 @@ func New(apiKey string, opts ...Option) *Client {
 	c := &Client{
 		apiKey:       apiKey,
 		baseURL:      DefaultBaseURL,
-		httpClient:   http.DefaultClient,
+		httpClient:   noRedirects(http.DefaultClient),
 		timeout:      DefaultTimeout,
 		userAgent:    "momopay-go/" + Version,
 		maxRetries:   DefaultMaxRetries,
@@ -92,13 +92,24 @@ func WithBaseURL(u string) Option {
 
 // WithHTTPClient supplies the *http.Client used for every request, for
 // proxies, custom TLS or instrumentation. nil restores http.DefaultClient.
+// The client uses a copy of it that follows no redirect (see noRedirects).
 func WithHTTPClient(hc *http.Client) Option {
 	return func(c *Client) {
 		if hc == nil {
 			hc = http.DefaultClient
 		}
-		c.httpClient = hc
+		c.httpClient = noRedirects(hc)
 	}
+}
+
+// noRedirects returns a copy of hc that follows no redirect: the momopay
+// API never redirects, and Go's client would send the API key along to
+// another port or scheme of the same host (https to http included). A 3xx
+// is then an UNEXPECTED_RESPONSE.
+func noRedirects(hc *http.Client) *http.Client {
+	cp := *hc
+	cp.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	return &cp
 }
 
 // WithTimeout bounds each attempt (not the whole call with its retries; use

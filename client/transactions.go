@@ -3,11 +3,13 @@ package client
 import (
 	"context"
 	"errors"
+	"fmt"
 	"iter"
 	"net/http"
 	"net/url"
 	"strconv"
 	"time"
+	"unicode/utf8"
 )
 
 // Status is where a transaction stands in its lifecycle (docs/api.md, States).
@@ -120,6 +122,16 @@ func (c *Client) CreateTransaction(ctx context.Context, p CreateTransactionParam
 	if p.Currency == "" {
 		p.Currency = CurrencyXAF
 	}
+	for field, v := range map[string]string{"reference": p.Reference, "phone_number": p.PhoneNumber, "description": p.Description,
+		"currency": string(p.Currency), "operator": string(p.Operator)} {
+		if !utf8.ValidString(v) {
+			// encoding/json would send U+FFFD in its place: the payment
+			// would be made with text the caller did not write.
+			e := invalidRequest("creating a transaction", fmt.Errorf("%s is not valid UTF-8", field))
+			e.Fields = map[string]string{field: "must be valid UTF-8 text"}
+			return nil, e
+		}
+	}
 	var t Transaction
 	attempts, err := c.call(ctx, http.MethodPost, "/v1/transactions", nil, p, &t)
 	if err == nil {
@@ -152,8 +164,7 @@ func sameRequest(t *Transaction, p CreateTransactionParams) bool {
 // ErrNotFound for an unknown id and for another merchant's transaction.
 func (c *Client) GetTransaction(ctx context.Context, id string) (*Transaction, error) {
 	if id == "" {
-		return nil, &Error{Code: CodeValidation, Message: "transaction id is empty",
-			Fields: map[string]string{"id": "required"}}
+		return nil, invalidRequest("reading a transaction", errors.New("the transaction id is empty"))
 	}
 	var t Transaction
 	if _, err := c.call(ctx, http.MethodGet, "/v1/transactions/"+url.PathEscape(id), nil, nil, &t); err != nil {
@@ -239,10 +250,12 @@ func listedAfter(t, u Transaction) bool {
 // query encodes the set fields; times go out as RFC 3339 in UTC.
 func (p ListParams) query() url.Values {
 	q := url.Values{}
-	if p.Page > 0 {
+	// 0 is "the default"; anything else goes out as it is, so a negative
+	// value gets the API's 400 rather than silently the first page.
+	if p.Page != 0 {
 		q.Set("page", strconv.Itoa(p.Page))
 	}
-	if p.PerPage > 0 {
+	if p.PerPage != 0 {
 		q.Set("per_page", strconv.Itoa(p.PerPage))
 	}
 	if p.Status != "" {

@@ -53,7 +53,9 @@ type Event struct {
 	// same value but is signed by nothing), so a replay cannot pass
 	// deduplication under a made-up id.
 	DeliveryID string `json:"-"`
-	// Test is true for the dashboard's test event (fictitious data).
+	// Test is true for the dashboard's test event (fictitious data), as
+	// its signed body says (event transaction.test); the X-Service-Test
+	// header, which is not signed, is not believed.
 	Test bool `json:"-"`
 }
 
@@ -120,7 +122,11 @@ func VerifyWebhookAt(secret string, body []byte, h http.Header, now time.Time, t
 		return nil, fmt.Errorf("momopay: decoding a correctly signed webhook: %w", err)
 	}
 	ev.DeliveryID = id
-	ev.Test = h.Get("X-Service-Test") == "true" || ev.Event == EventTransactionTest
+	// From the signed body only: X-Service-Test is not signed, so a copy
+	// of a real delivery with it added must not pass for a test (a
+	// receiver that skips tests would then record the real delivery as
+	// handled, and skip it when it comes).
+	ev.Test = ev.Event == EventTransactionTest
 	return &ev, nil
 }
 

@@ -212,6 +212,22 @@ func TestVerifyWebhookTestEvent(t *testing.T) {
 	}
 }
 
+// TestVerifyWebhookTestHeaderIsNotTrusted: X-Service-Test is not signed,
+// so a copy of a real delivery with it added is still the real event. (A
+// receiver that returns early on Test marked the delivery handled, and then
+// skipped the genuine one as a duplicate.)
+func TestVerifyWebhookTestHeaderIsNotTrusted(t *testing.T) {
+	h := signedHeaders(t, testSecret, "d-real", signedAt, []byte(testBody))
+	h.Set("X-Service-Test", "true")
+	ev, err := client.VerifyWebhookAt(testSecret, []byte(testBody), h, signedAt, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ev.Test || ev.Event != client.EventTransactionFailed {
+		t.Errorf("a real %s with X-Service-Test added: Test = %v", ev.Event, ev.Test)
+	}
+}
+
 func TestVerifyWebhookDeliveryIDIsWebhookID(t *testing.T) {
 	body := []byte(testBody)
 	h := signedHeaders(t, testSecret, "d-9", signedAt, body)
