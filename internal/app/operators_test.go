@@ -112,6 +112,7 @@ func TestSandboxAirtelByHand(t *testing.T) {
 	}
 	refused := initiateAirtel(t, a, merchant, "hand-1", "+23566000000")
 	paid := initiateAirtel(t, a, merchant, "hand-2", "+23566000001")
+	disowned := initiateAirtel(t, a, merchant, "hand-3", "+23566000002")
 	a.Close()
 
 	if out, _, err := cliRun(t, env, "", "sandbox", "refuse", refused.ID); err != nil || !strings.Contains(out, "is now FAILED (refused)") {
@@ -154,6 +155,15 @@ func TestSandboxAirtelByHand(t *testing.T) {
 	wantRefund := fmt.Sprintf("transaction %s: refund %s of 5000 XAF, REFUNDED (asked by tester)", paid.ID, r["id"])
 	if len(refunds) != 1 || refunds[0] != wantRefund {
 		t.Errorf("refunds in the audit log: %q, want %q", refunds, wantRefund)
+	}
+	// A refund the operator refuses (here, of a payment it then reported
+	// refused) prints its answer and exits non-zero: a script must not
+	// take it for money returned.
+	cliRun(t, env, "", "sandbox", "confirm", disowned.ID)
+	cliRun(t, env, "", "sandbox", "refuse", disowned.ID)
+	out, _, err := cliRun(t, env, "", "refund", disowned.ID, "--json")
+	if err == nil || !strings.Contains(err.Error(), "refused the refund") || !strings.Contains(out, `"status": "REFUSED"`) {
+		t.Errorf("a refused refund: %v, output %q; want an error and the JSON answer", err, out)
 	}
 }
 

@@ -39,17 +39,26 @@ func (c *cli) refund(ctx context.Context, args []string) error {
 	}
 	c.audit(ctx, a, merchant, team.ActionRefundRequested,
 		fmt.Sprintf("transaction %s: refund %s of %d XAF, %s (asked by %s)", id, r.ID, r.Amount, r.Status, requester))
-	if *asJSON {
-		return c.printJSON(refundJSON(r))
-	}
+	// Only a refund done exits 0, as "webhook resend" does for a delivery:
+	// a script must not read a refusal or a lost answer as money returned.
+	var failed error
 	switch r.Status {
 	case payment.RefundRefunded:
-		fmt.Fprintf(c.stdout, "transaction %s: %d XAF refunded to the payer (refund %s, operator code %s)\n", id, r.Amount, r.ID, or(r.OperatorCode, "none"))
 	case payment.RefundRefused:
-		fmt.Fprintf(c.stdout, "transaction %s: the operator refused the refund: %s %s (refund %s; you may ask again)\n", id, r.OperatorCode, r.OperatorDetail, r.ID)
+		failed = fmt.Errorf("transaction %s: the operator refused the refund: %s %s (refund %s; you may ask again)", id, r.OperatorCode, r.OperatorDetail, r.ID)
 	default:
-		fmt.Fprintf(c.stdout, "transaction %s: the operator's answer was lost (%s); check with the operator before asking again (refund %s)\n", id, r.OperatorDetail, r.ID)
+		failed = fmt.Errorf("transaction %s: the operator's answer was lost (%s); check with the operator before asking again (refund %s)", id, r.OperatorDetail, r.ID)
 	}
+	if *asJSON {
+		if err := c.printJSON(refundJSON(r)); err != nil {
+			return err
+		}
+		return failed
+	}
+	if failed != nil {
+		return failed
+	}
+	fmt.Fprintf(c.stdout, "transaction %s: %d XAF refunded to the payer (refund %s, operator code %s)\n", id, r.Amount, r.ID, or(r.OperatorCode, "none"))
 	return nil
 }
 
