@@ -37,6 +37,14 @@ const (
 	// CodeInternal means the service failed; the request id identifies the
 	// failure in the service's logs.
 	CodeInternal = "INTERNAL_ERROR"
+	// CodeMethodNotAllowed, CodeHeadersTooLarge and CodeNotImplemented
+	// answer HTTP requests the client never makes itself (a method a path
+	// does not take, headers over about 20 KiB, a Transfer-Encoding other
+	// than chunked); they are named so that a switch can cover every code
+	// the API sends.
+	CodeMethodNotAllowed = "METHOD_NOT_ALLOWED"
+	CodeHeadersTooLarge  = "REQUEST_HEADER_FIELDS_TOO_LARGE"
+	CodeNotImplemented   = "NOT_IMPLEMENTED"
 
 	// CodeNetwork means the API could not be reached or its answer was cut
 	// off (connection refused, DNS failure, timeout). It is local to the
