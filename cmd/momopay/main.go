@@ -12,12 +12,20 @@ import (
 	"slices"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/momopay/momopay/internal/app"
 	"github.com/momopay/momopay/internal/payment"
 )
 
 func main() {
+	// The service keeps time in UTC, whatever TZ the machine has (the
+	// dashboard shows N'Djamena time explicitly). It matters beyond the
+	// logs: River stores a snoozed job's next time in SQLite as
+	// time.Time.String() in the local zone and compares it as text with a
+	// UTC "now", so on a machine set to Chad's time (UTC+1) every status
+	// poll after the first waited an hour. Set before anything runs.
+	time.Local = time.UTC
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if err := app.Run(ctx, os.Args[1:], os.Getenv, os.Stdin, os.Stdout, os.Stderr); err != nil {

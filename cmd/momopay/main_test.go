@@ -42,9 +42,9 @@ func TestMain(m *testing.M) {
 
 // process is a momopay serve running as a real OS process.
 type process struct {
-	cmd    *exec.Cmd
-	url    string
-	stdout *syncBuffer
+	cmd            *exec.Cmd
+	url            string
+	stdout, stderr *syncBuffer
 }
 
 // syncBuffer is written by exec's copying goroutine while the test reads.
@@ -77,8 +77,8 @@ func serve(t *testing.T, dbURL string, args ...string) *process {
 // start runs a prepared serve command and waits until it answers.
 func start(t *testing.T, cmd *exec.Cmd) *process {
 	t.Helper()
-	p := &process{cmd: cmd, stdout: &syncBuffer{}}
-	stderr := &syncBuffer{}
+	p := &process{cmd: cmd, stdout: &syncBuffer{}, stderr: &syncBuffer{}}
+	stderr := p.stderr
 	cmd.Stdout, cmd.Stderr = p.stdout, stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
