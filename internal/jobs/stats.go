@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -93,6 +94,11 @@ func Stats(ctx context.Context, db *sql.DB, sqlite bool, now time.Time) ([]Queue
 
 const riverSQLiteTime = "2006-01-02 15:04:05.999"
 
+// riverTime reads a River time as the driver returns it. On SQLite River
+// writes most times in riverSQLiteTime, but the ones it passes as
+// time.Time parameters (a snoozed job's scheduled_at, finalized_at) the
+// driver writes as time.Time.String(), monotonic reading included:
+// "2026-11-26 12:55:58.202204656 +0000 UTC m=+457.036472754".
 func riverTime(v any) (time.Time, error) {
 	switch v := v.(type) {
 	case time.Time:
@@ -100,8 +106,9 @@ func riverTime(v any) (time.Time, error) {
 	case []byte:
 		return riverTime(string(v))
 	case string:
-		for _, layout := range []string{riverSQLiteTime, time.RFC3339Nano, "2006-01-02 15:04:05.999999999-07:00"} {
-			if t, err := time.Parse(layout, v); err == nil {
+		text, _, _ := strings.Cut(v, " m=")
+		for _, layout := range []string{riverSQLiteTime, time.RFC3339Nano, "2006-01-02 15:04:05.999999999-07:00", "2006-01-02 15:04:05.999999999 -0700 MST"} {
+			if t, err := time.Parse(layout, text); err == nil {
 				return t, nil
 			}
 		}
