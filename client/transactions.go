@@ -75,12 +75,16 @@ type CreateTransactionParams struct {
 	Amount      int64    `json:"amount"`   // whole XAF, at least 100
 	Currency    string   `json:"currency"` // empty means CurrencyXAF
 	Operator    Operator `json:"operator"`
-	PhoneNumber string   `json:"phone_number"`          // "+235" and 8 digits
-	Description string   `json:"description,omitempty"` // shown to the payer; at most 255 characters
+	PhoneNumber string   `json:"phone_number"` // "+235" and 8 digits
+	// Description is shown to the payer; at most 255 characters. "" sends
+	// none, and the transaction's description is then null (the API keeps
+	// an empty string sent as "", which this client does not send).
+	Description string `json:"description,omitempty"`
 }
 
 // ListParams filters and pages ListTransactions. Zero values mean "not set",
-// leaving the service defaults (page 1, 20 per page, no filter).
+// leaving the service defaults (page 1, 20 per page, no filter); a negative
+// page or per_page is sent as it is, and the API refuses it.
 type ListParams struct {
 	Page     int
 	PerPage  int // at most 100

@@ -153,7 +153,7 @@ func (s *Users) SetPassword(ctx context.Context, merchantID, id, current, passwo
 	if err != nil {
 		return "", err
 	}
-	return string(hash), s.db.InTx(ctx, func(tx *sql.Tx) error {
+	err = s.db.InTx(ctx, func(tx *sql.Tx) error {
 		res, err := tx.ExecContext(ctx, `UPDATE users SET password_hash = $1 WHERE merchant_id = $2 AND id = $3 AND ($4 = '' OR password_hash = $4)`,
 			string(hash), merchantID, id, current)
 		if err != nil {
@@ -172,6 +172,10 @@ func (s *Users) SetPassword(ctx context.Context, merchantID, id, current, passwo
 		// ended here, or waits and then finds the credential changed.
 		return revokeUserSessions(ctx, s.db, tx, id, now)
 	})
+	if err != nil {
+		return "", err
+	}
+	return string(hash), nil
 }
 
 // SetRole changes a user's role; the merchant keeps at least one owner.
