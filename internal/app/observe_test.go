@@ -579,6 +579,12 @@ func TestNoSecretInLogs(t *testing.T) {
 			if resp, err := http.DefaultClient.Do(req); err == nil {
 				resp.Body.Close()
 			}
+			// Signing out, whose request line names the merchant too.
+			req, _ = http.NewRequest(http.MethodPost, s.URL+"/auth/logout", nil)
+			req.AddCookie(c)
+			if resp, err := noRedirect.Do(req); err == nil {
+				resp.Body.Close()
+			}
 		}
 	}
 
@@ -602,7 +608,7 @@ func TestNoSecretInLogs(t *testing.T) {
 
 	// Request lines: id, merchant, route, status, latency; a payment line
 	// and a delivery line carry their ids.
-	var request, page, unavailable, requested, delivered bool
+	var request, page, signOut, unavailable, requested, delivered bool
 	for _, l := range lines {
 		switch l["msg"] {
 		case "request":
@@ -611,6 +617,9 @@ func TestNoSecretInLogs(t *testing.T) {
 			}
 			if l["route"] == "/keys" && l["status"] == float64(200) {
 				page = l["merchant_id"] == merchant.ID
+			}
+			if l["route"] == "/auth/logout" && l["status"] == float64(303) {
+				signOut = signOut || l["merchant_id"] == merchant.ID
 			}
 			if l["route"] == "/v1/transactions" && l["status"] == float64(503) {
 				unavailable = l["level"] == "WARN"
@@ -621,9 +630,9 @@ func TestNoSecretInLogs(t *testing.T) {
 			delivered = delivered || l["delivery_id"] != nil
 		}
 	}
-	if !request || !page || !unavailable || !requested || !delivered {
-		t.Errorf("request line with its fields %v, a dashboard page's naming its merchant %v, a 503's at WARN %v, payment line %v, delivery line %v",
-			request, page, unavailable, requested, delivered)
+	if !request || !page || !signOut || !unavailable || !requested || !delivered {
+		t.Errorf("request line with its fields %v, a dashboard page's naming its merchant %v, a sign-out's %v, a 503's at WARN %v, payment line %v, delivery line %v",
+			request, page, signOut, unavailable, requested, delivered)
 	}
 }
 

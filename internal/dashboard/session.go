@@ -458,6 +458,9 @@ func (d *Dashboard) handleLogout() http.Handler {
 			return
 		}
 		if s != nil {
+			if d.noteMerchant != nil {
+				d.noteMerchant(r.Context(), s.MerchantID) // for the request's log line, as signedIn does
+			}
 			if err := d.sessions.End(r.Context(), s.JTI, d.now()); err != nil {
 				d.fail(w, r, err)
 				return
