@@ -142,12 +142,6 @@ func (o *Operator) RequestPayment(ctx context.Context, p operator.Payment) (stri
 		}
 		return "", err
 	}
-	if a.TransID != "" && !strings.EqualFold(a.TransID, p.Ref) {
-		// An answer about another push: whether ours was taken is unknown,
-		// and its referenceid is not ours to keep.
-		o.log.Warn("moov push answered about another transaction; polling will settle", "transaction_id", p.TransactionID, "internal_ref", p.Ref, "transid", clip(a.TransID))
-		return "", fmt.Errorf("moov push: the answer names transid %q, not %s: answer unknown", clip(a.TransID), p.Ref)
-	}
 	code, _ := a.code()
 	switch {
 	case code == codeCompleted, code == codePending:
@@ -215,19 +209,24 @@ func (o *Operator) PaymentStatus(ctx context.Context, p operator.Payment) (opera
 }
 
 // about reports whether a status answer can be about p, asked for by
-// transid: the ids it names, if any, are p's internal_ref, the referenceid
-// its push was given, or the transid asked. An answer naming another
-// payment would settle p on that payment's outcome.
+// transid. Its referenceid, when it has one and p's push was given one,
+// must be that one; its transid must not be another of our internal_refs.
+// (What Moov puts in a status answer's transid is UNVERIFIED: our
+// externaldata1, or an id of its own, as in the SDKs' push answers; only
+// an id that is certainly another payment's is refused.) An answer naming
+// another payment would settle p on that payment's outcome.
 func about(a answer, p operator.Payment, transid string) bool {
-	ours := func(id string) bool {
-		return id == "" || strings.EqualFold(id, p.Ref) || id == transid || (p.OperatorRef != "" && id == p.OperatorRef)
-	}
-	if !ours(a.TransID) {
+	if p.OperatorRef != "" && a.ReferenceID != "" && a.ReferenceID != p.OperatorRef && a.ReferenceID != transid {
 		return false
 	}
-	// Asked by our internal_ref (the push's answer was lost), the
-	// referenceid is Moov's own, unknown to us.
-	return p.OperatorRef == "" || ours(a.ReferenceID)
+	return !(internalRef(a.TransID) && !strings.EqualFold(a.TransID, p.Ref))
+}
+
+// internalRef reports whether id has the form of momopay's internal_ref
+// (SERVICE- and 8 letters or digits), as externaldata1 carries it.
+func internalRef(id string) bool {
+	rest, ok := strings.CutPrefix(strings.ToUpper(id), "SERVICE-")
+	return ok && len(rest) == 8 && strings.Trim(rest, "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789") == ""
 }
 
 // clip shortens an operator's id for a log line or an error.

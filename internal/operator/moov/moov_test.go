@@ -269,9 +269,6 @@ func TestUnknownIsNeverFailed(t *testing.T) {
 		"no status":      func(w http.ResponseWriter, op string) { w.Write(encodeAnswer(op, answer{Description: "?"})) },
 		"status not int": func(w http.ResponseWriter, op string) { w.Write(encodeAnswer(op, answer{Status: "OK"})) },
 		"200 empty":      func(w http.ResponseWriter, _ string) {},
-		"about another transaction": func(w http.ResponseWriter, op string) {
-			w.Write(encodeAnswer(op, answer{Status: "0", TransID: "SERVICE-OTHER000", ReferenceID: "MV-SERVICE-OTHER000"}))
-		},
 		"two answers": func(w http.ResponseWriter, op string) {
 			one, other := encodeAnswer(op, answer{Status: "0"}), encodeAnswer(op, answer{Status: "10"})
 			// Both <…Response> elements in one body.
@@ -322,28 +319,33 @@ func TestUnknownIsNeverFailed(t *testing.T) {
 				t.Errorf("%d calls reached the fake, want 2", f.calls.Load())
 			}
 			logs := b.logs.String()
-			failed := strings.Contains(logs, "moov call failed") || strings.Contains(logs, "moov status answered about another transaction")
-			if !failed || !strings.Contains(logs, "operation=getTransactionStatus") {
+			if !strings.Contains(logs, "moov call failed") || !strings.Contains(logs, "operation=getTransactionStatus") {
 				t.Errorf("failed calls not logged:\n%s", logs)
 			}
 		})
 	}
 }
 
-// TestAnswerAboutAnotherPush: once the push's referenceid is kept, a
-// status answer naming another referenceid, or another payment's
-// internal_ref, is not believed; one naming ours is.
+// TestAnswerAboutAnotherPush: a status answer naming another referenceid
+// than our push's, or another of our internal_refs as its transid, is not
+// believed (three payments were once marked paid on one Moov transaction);
+// one naming ours, or an id of Moov's own as transid, is. Asked by our
+// internal_ref (the push's answer lost), any referenceid is Moov's.
 func TestAnswerAboutAnotherPush(t *testing.T) {
 	t.Parallel()
 	for _, c := range []struct {
 		name           string
+		operatorRef    string
 		transid, refid string
 		believed       bool
 	}{
-		{"ours", "", "MV-OURS", true},
-		{"ours, both named", "SERVICE-X", "MV-OURS", true},
-		{"another referenceid", "", "MV-SERVICE-OTHER000", false},
-		{"another transid", "SERVICE-OTHER000", "MV-OURS", false},
+		{"ours", "MV-OURS", "", "MV-OURS", true},
+		{"ours, both named", "MV-OURS", "SERVICE-X0000001", "MV-OURS", true},
+		{"moov's own transid", "MV-OURS", "pi_NyM_1642619082990", "MV-OURS", true},
+		{"another referenceid", "MV-OURS", "", "MV-SERVICE-OTHER000", false},
+		{"another payment's internal_ref", "MV-OURS", "SERVICE-OTHER000", "MV-OURS", false},
+		{"push answer lost: moov's referenceid", "", "SERVICE-X0000001", "72024103000000009", true},
+		{"push answer lost: another payment", "", "SERVICE-OTHER000", "72024103000000009", false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
@@ -351,12 +353,26 @@ func TestAnswerAboutAnotherPush(t *testing.T) {
 				w.Write(encodeAnswer(op, answer{Status: "0", TransID: c.transid, ReferenceID: c.refid}))
 			})
 			p := payment(b, "+23566000001")
-			p.Ref, p.OperatorRef = "SERVICE-X", "MV-OURS"
+			p.Ref, p.OperatorRef = "SERVICE-X0000001", c.operatorRef
 			o, err := b.op.PaymentStatus(context.Background(), p)
 			if c.believed != (err == nil) || (err == nil && o.State != operator.Succeeded) {
 				t.Fatalf("got %+v, %v; believed: %v", o, err, c.believed)
 			}
 		})
+	}
+}
+
+// TestPushAnswerWithMoovsOwnTransid: the SDKs' push answers carry an id of
+// Moov's own as transid ("pi_…"), not our externaldata1: the push is taken
+// and its referenceid kept.
+func TestPushAnswerWithMoovsOwnTransid(t *testing.T) {
+	t.Parallel()
+	b, _ := serveFake(t, func(w http.ResponseWriter, op string) {
+		w.Write(encodeAnswer(op, answer{Status: "100", Description: "PENDING", ReferenceID: "72024103000000009", TransID: "pi_NyM_1642619082990"}))
+	})
+	ref, err := b.op.RequestPayment(context.Background(), payment(b, "+23566000001"))
+	if err != nil || ref != "72024103000000009" {
+		t.Fatalf("got %q, %v; want the push taken with its referenceid", ref, err)
 	}
 }
 
