@@ -17,15 +17,8 @@ func TestMigrateDropsLegacyWebhookJobs(t *testing.T) {
 		t.Run(engine, func(t *testing.T) {
 			t.Parallel()
 			ctx := t.Context()
-			db, err := store.Open(ctx, testdb.URL(t, engine))
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer db.Close()
+			db := openMigrated(t, engine)
 			sqlite := db.Dialect == store.SQLite
-			if err := jobs.Migrate(ctx, db.DB, sqlite); err != nil {
-				t.Fatal(err)
-			}
 			for _, kind := range []string{"webhook_deliver", "webhook_deliver", "payment_poll"} {
 				if _, err := db.ExecContext(ctx, `INSERT INTO river_job (kind, args, queue, state, max_attempts, priority)
 					VALUES ($1, '{}', 'webhooks', 'available', 25, 1)`, kind); err != nil {

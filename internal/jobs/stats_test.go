@@ -20,15 +20,8 @@ func TestStatsReadsEveryTimeRiverWrites(t *testing.T) {
 		t.Run(engine, func(t *testing.T) {
 			t.Parallel()
 			ctx := t.Context()
-			db, err := store.Open(ctx, testdb.URL(t, engine))
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer db.Close()
+			db := openMigrated(t, engine)
 			sqlite := db.Dialect == store.SQLite
-			if err := jobs.Migrate(ctx, db.DB, sqlite); err != nil {
-				t.Fatal(err)
-			}
 			due := time.Now().Add(-3 * time.Second) // a wall and a monotonic reading, as River's time.Now() has
 			if _, err := db.ExecContext(ctx, `INSERT INTO river_job (kind, args, queue, state, max_attempts, priority, scheduled_at)
 				VALUES ('payment_poll', '{}', $1, 'available', 25, 2, $2)`, jobs.QueuePayments, due); err != nil {
@@ -45,4 +38,19 @@ func TestStatsReadsEveryTimeRiverWrites(t *testing.T) {
 			}
 		})
 	}
+}
+
+// openMigrated opens a fresh database of engine with River's tables,
+// closed at the end of the test.
+func openMigrated(t *testing.T, engine string) *store.DB {
+	t.Helper()
+	db, err := store.Open(t.Context(), testdb.URL(t, engine))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	if err := jobs.Migrate(t.Context(), db.DB, db.Dialect == store.SQLite); err != nil {
+		t.Fatal(err)
+	}
+	return db
 }
