@@ -377,7 +377,7 @@ func (a *Adapter) PaymentStatus(ctx context.Context, p operator.Payment) (operat
 	// page's words.
 	case !isOK(ans.httpStatus):
 		err = fmt.Errorf("airtel enquiry: HTTP %d with a transaction status, answer unknown", ans.httpStatus)
-	case !st.Success:
+	case enquiryFailed(ans.body):
 		err = fmt.Errorf("airtel enquiry: the enquiry itself failed (%s %s), answer unknown", firstOf(st.ResultCode, st.Code), st.Message)
 	case tx.ID != "" && !strings.EqualFold(tx.ID, p.Ref):
 		err = fmt.Errorf("airtel enquiry: the answer is about transaction %q, not %s: answer unknown", clip(tx.ID, 64), p.Ref)
@@ -461,6 +461,26 @@ func unknownHTTP(status int) bool {
 }
 
 func isOK(status int) bool { return status/100 == 2 }
+
+// enquiryFailed reports an answer whose status block says the enquiry
+// itself failed: success false, or, where an answer has no success field
+// (some integrations read none), a result code other than ESB000010. An
+// answer that says neither is read by its transaction status alone.
+func enquiryFailed(body []byte) bool {
+	var env struct {
+		Status struct {
+			Success    *bool  `json:"success"`
+			ResultCode string `json:"result_code"`
+		} `json:"status"`
+	}
+	if json.Unmarshal(body, &env) != nil {
+		return false
+	}
+	if ok := env.Status.Success; ok != nil {
+		return !*ok
+	}
+	return env.Status.ResultCode != "" && env.Status.ResultCode != "ESB000010"
+}
 
 func firstOf(s ...string) string {
 	for _, v := range s {

@@ -429,6 +429,9 @@ func TestEnquiryAnswers(t *testing.T) {
 		{"TF in a 404", 404, tx("TF"), "", true},
 		{"TS in a 302", 302, tx("TS"), "", true},
 		{"TS", 200, tx("TS"), operator.Succeeded, false},
+		{"TS without a success field", 200, `{"data":{"transaction":{"id":"SERVICE-FAKE0001","status":"TS"}},"status":{"code":"200","result_code":"ESB000010"}}`, operator.Succeeded, false},
+		{"TS without a status block", 200, `{"data":{"transaction":{"id":"SERVICE-FAKE0001","status":"TS"}}}`, operator.Succeeded, false},
+		{"TS without success, failed result code", 200, `{"data":{"transaction":{"id":"SERVICE-FAKE0001","status":"TS"}},"status":{"code":"500","result_code":"ESB000001"}}`, "", true},
 		{"TS, id in lower case", 200, strings.Replace(tx("TS"), "SERVICE-FAKE0001", "service-fake0001", 1), operator.Succeeded, false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
