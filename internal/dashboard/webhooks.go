@@ -27,8 +27,8 @@ type Webhooks interface {
 	// webhook.ErrRotationDone.
 	CreateEndpointOnce(ctx context.Context, merchantID, url, request string) (*webhook.Endpoint, error)
 	RotateSecret(ctx context.Context, merchantID, endpointID, request string) (*webhook.Endpoint, error)
-	EnableEndpoint(ctx context.Context, merchantID, endpointID string) error
-	DisableEndpoint(ctx context.Context, merchantID, endpointID string) error
+	// SetEndpointEnabled reports whether this call changed the endpoint.
+	SetEndpointEnabled(ctx context.Context, merchantID, endpointID string, enabled bool) (bool, error)
 	DeleteEndpoint(ctx context.Context, merchantID, endpointID string) error
 	EndpointDeleted(ctx context.Context, merchantID, endpointID string) (bool, error)
 	Test(ctx context.Context, merchantID, endpointID string) (*webhook.TestResult, error)
@@ -210,22 +210,18 @@ func (d *Dashboard) handleEndpointRotate() http.Handler {
 
 // handleEndpointSwitch enables or disables an endpoint.
 func (d *Dashboard) handleEndpointSwitch(enable bool) http.Handler {
+	action, flash := team.ActionEndpointDisabled, "wh.disabled.flash"
+	if enable {
+		action, flash = team.ActionEndpointEnabled, "wh.enabled.flash"
+	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		merchant, id := sessionOf(r).MerchantID, r.PathValue("id")
-		change, action, flash := d.webhooks.DisableEndpoint, team.ActionEndpointDisabled, "wh.disabled.flash"
-		if enable {
-			change, action, flash = d.webhooks.EnableEndpoint, team.ActionEndpointEnabled, "wh.enabled.flash"
-		}
-		e, err := d.findEndpoint(r)
+		id := r.PathValue("id")
+		changed, err := d.webhooks.SetEndpointEnabled(r.Context(), sessionOf(r).MerchantID, id, enable)
 		if err != nil {
 			d.fail(w, r, err)
 			return
 		}
-		if err := change(r.Context(), merchant, id); err != nil {
-			d.fail(w, r, err)
-			return
-		}
-		if e == nil || e.Enabled != enable {
+		if changed {
 			// Only a change is recorded: enabling an enabled endpoint
 			// (a second click, another tab) logged it again.
 			d.Audit(r.Context(), action, id)

@@ -200,16 +200,38 @@ func (s *Service) Endpoints(ctx context.Context, merchantID string) ([]Endpoint,
 // queued for it are marked undelivered instead of attempted, so the
 // merchant can still re-send them by hand.
 func (s *Service) DisableEndpoint(ctx context.Context, merchantID, endpointID string) error {
-	return s.updateEndpoint(ctx, `UPDATE webhook_endpoints SET enabled = FALSE
-		WHERE merchant_id = $1 AND id = $2 AND deleted_at IS NULL`, merchantID, endpointID)
+	_, err := s.SetEndpointEnabled(ctx, merchantID, endpointID, false)
+	return err
 }
 
 // EnableEndpoint makes a disabled endpoint receive new events again. It is
 // idempotent. Deliveries that turned undelivered while it was disabled stay
 // so; the merchant re-sends the ones still wanted (Resend).
 func (s *Service) EnableEndpoint(ctx context.Context, merchantID, endpointID string) error {
-	return s.updateEndpoint(ctx, `UPDATE webhook_endpoints SET enabled = TRUE
-		WHERE merchant_id = $1 AND id = $2 AND deleted_at IS NULL`, merchantID, endpointID)
+	_, err := s.SetEndpointEnabled(ctx, merchantID, endpointID, true)
+	return err
+}
+
+// SetEndpointEnabled enables or disables one of the merchant's endpoints
+// and reports whether this call changed it: of the same switch sent twice,
+// or at once, one does, so the audit log records one.
+// ErrEndpointNotFound for an endpoint that is not the merchant's or was
+// deleted.
+func (s *Service) SetEndpointEnabled(ctx context.Context, merchantID, endpointID string, enabled bool) (bool, error) {
+	err := s.updateEndpoint(ctx, `UPDATE webhook_endpoints SET enabled = $3
+		WHERE merchant_id = $1 AND id = $2 AND deleted_at IS NULL AND enabled <> $3`, merchantID, endpointID, enabled)
+	if !errors.Is(err, ErrEndpointNotFound) || !isUUID(merchantID, endpointID) {
+		return err == nil, err
+	}
+	// Nothing changed: already so, or no such endpoint.
+	e, err := s.endpointByID(ctx, merchantID, endpointID)
+	if err != nil {
+		return false, err
+	}
+	if e == nil || e.deleted {
+		return false, ErrEndpointNotFound
+	}
+	return false, nil
 }
 
 // DeleteEndpoint removes an endpoint from the merchant's view. The row stays
