@@ -356,6 +356,11 @@ func (a *Adapter) PaymentStatus(ctx context.Context, p operator.Payment) (operat
 				Status        string `json:"status"`
 			} `json:"transaction"`
 		} `json:"data"`
+		// Whether the answer has a success field at all (statusBlock reads
+		// a missing one as false).
+		Status struct {
+			Success *bool `json:"success"`
+		} `json:"status"`
 	}
 	perr := json.Unmarshal(ans.body, &env)
 	st, tx := ans.status, env.Data.Transaction
@@ -377,7 +382,7 @@ func (a *Adapter) PaymentStatus(ctx context.Context, p operator.Payment) (operat
 	// page's words.
 	case !isOK(ans.httpStatus):
 		err = fmt.Errorf("airtel enquiry: HTTP %d with a transaction status, answer unknown", ans.httpStatus)
-	case enquiryFailed(ans.body):
+	case enquiryFailed(env.Status.Success, st.ResultCode):
 		err = fmt.Errorf("airtel enquiry: the enquiry itself failed (%s %s), answer unknown", firstOf(st.ResultCode, st.Code), st.Message)
 	case tx.ID != "" && !strings.EqualFold(tx.ID, p.Ref):
 		err = fmt.Errorf("airtel enquiry: the answer is about transaction %q, not %s: answer unknown", clip(tx.ID, 64), p.Ref)
@@ -466,20 +471,11 @@ func isOK(status int) bool { return status/100 == 2 }
 // itself failed: success false, or, where an answer has no success field
 // (some integrations read none), a result code other than ESB000010. An
 // answer that says neither is read by its transaction status alone.
-func enquiryFailed(body []byte) bool {
-	var env struct {
-		Status struct {
-			Success    *bool  `json:"success"`
-			ResultCode string `json:"result_code"`
-		} `json:"status"`
+func enquiryFailed(success *bool, resultCode string) bool {
+	if success != nil {
+		return !*success
 	}
-	if json.Unmarshal(body, &env) != nil {
-		return false
-	}
-	if ok := env.Status.Success; ok != nil {
-		return !*ok
-	}
-	return env.Status.ResultCode != "" && env.Status.ResultCode != "ESB000010"
+	return resultCode != "" && resultCode != "ESB000010"
 }
 
 func firstOf(s ...string) string {
