@@ -16,7 +16,7 @@ type Team interface {
 	List(ctx context.Context, merchantID string) ([]team.User, error)
 	User(ctx context.Context, merchantID, id string) (*team.User, error)
 	Add(ctx context.Context, merchantID, email string, role team.Role, password string, now time.Time) (*team.User, error)
-	SetRole(ctx context.Context, merchantID, id string, role team.Role) error
+	SetRole(ctx context.Context, merchantID, id string, role team.Role) (was team.Role, err error)
 	Remove(ctx context.Context, merchantID, id string) error
 }
 
@@ -116,12 +116,7 @@ func (d *Dashboard) handleUserRole() http.Handler {
 			return
 		}
 		role := team.Role(r.PostForm.Get("role"))
-		if role == u.Role {
-			// Nothing to change, and nothing for the audit log.
-			d.redirectWithFlash(w, r, "/team", "team.rolechanged", "")
-			return
-		}
-		err = d.team.SetRole(r.Context(), s.MerchantID, u.ID, role)
+		was, err := d.team.SetRole(r.Context(), s.MerchantID, u.ID, role)
 		if d.teamProblem(w, r, err, "", nil) {
 			return
 		}
@@ -129,7 +124,9 @@ func (d *Dashboard) handleUserRole() http.Handler {
 			d.fail(w, r, err)
 			return
 		}
-		d.Audit(r.Context(), team.ActionRoleChanged, u.Email+": "+string(u.Role)+" → "+string(role))
+		if was != role { // a role set to the one the user had is no change to log
+			d.Audit(r.Context(), team.ActionRoleChanged, u.Email+": "+string(was)+" → "+string(role))
+		}
 		d.redirectWithFlash(w, r, "/team", "team.rolechanged", "")
 	})
 }

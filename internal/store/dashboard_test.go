@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -143,7 +144,10 @@ func TestUsers(t *testing.T) {
 			t.Errorf("another merchant's user: %v", err)
 		}
 		for name, err := range map[string]error{
-			"role":   users.SetRole(ctx, other.ID, dev.ID, team.Viewer),
+			"role": func() error {
+				_, err := users.SetRole(ctx, other.ID, dev.ID, team.Viewer)
+				return err
+			}(),
 			"remove": users.Remove(ctx, other.ID, dev.ID),
 			"password": func() error {
 				_, err := users.SetPassword(ctx, other.ID, dev.ID, "", "another password", now)
@@ -156,14 +160,17 @@ func TestUsers(t *testing.T) {
 			}
 		}
 		// The last owner stays.
-		if err := users.SetRole(ctx, m.ID, owner.ID, team.Viewer); !errors.Is(err, team.ErrLastOwner) {
+		if _, err := users.SetRole(ctx, m.ID, owner.ID, team.Viewer); !errors.Is(err, team.ErrLastOwner) {
 			t.Errorf("demote the last owner: %v", err)
 		}
 		if err := users.Remove(ctx, m.ID, owner.ID); !errors.Is(err, team.ErrLastOwner) {
 			t.Errorf("remove the last owner: %v", err)
 		}
-		if err := users.SetRole(ctx, m.ID, dev.ID, team.Owner); err != nil {
-			t.Fatal(err)
+		if was, err := users.SetRole(ctx, m.ID, dev.ID, team.Owner); err != nil || was != team.Developer {
+			t.Fatalf("promote the developer: was %q, %v", was, err)
+		}
+		if was, err := users.SetRole(ctx, m.ID, dev.ID, team.Owner); err != nil || was != team.Owner {
+			t.Errorf("the same role again: was %q, %v (want no change, no error)", was, err)
 		}
 		if err := users.Remove(ctx, m.ID, owner.ID); err != nil {
 			t.Errorf("remove an owner while another stays: %v", err)
@@ -173,6 +180,44 @@ func TestUsers(t *testing.T) {
 		}
 		if u, _ := users.User(ctx, m.ID, dev.ID); u.Language != "fr" || u.Role != team.Owner {
 			t.Errorf("after changes: %+v", u)
+		}
+	})
+}
+
+// TestRoleChangeOnceAtOnce: of 20 identical role changes at once, exactly
+// one reports a change (was != role), so the dashboard audits one; before,
+// the no-op check sat in the handler and each of them logged an entry.
+func TestRoleChangeOnceAtOnce(t *testing.T) {
+	eachEngine(t, func(t *testing.T, db *store.DB) {
+		ctx := t.Context()
+		now := time.Date(2026, 3, 1, 8, 0, 0, 0, time.UTC)
+		m, err := store.NewMerchants(db).Create(ctx, "Shop", "owner@shop.td", "correct horse battery", now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		users := store.NewUsers(db)
+		u, err := users.Add(ctx, m.ID, "dev@shop.td", team.Developer, "a developer password", now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for round, role := range []team.Role{team.Viewer, team.Owner, team.Developer} {
+			var changed atomic.Int64
+			var wg sync.WaitGroup
+			for range 20 {
+				wg.Go(func() {
+					was, err := users.SetRole(ctx, m.ID, u.ID, role)
+					if err != nil {
+						t.Error(err)
+					}
+					if was != role {
+						changed.Add(1)
+					}
+				})
+			}
+			wg.Wait()
+			if n := changed.Load(); n != 1 {
+				t.Errorf("round %d: %d of 20 concurrent changes to %s said they changed the role, want 1", round, n, role)
+			}
 		}
 	})
 }

@@ -178,28 +178,42 @@ func (s *Users) SetPassword(ctx context.Context, merchantID, id, current, passwo
 	return string(hash), nil
 }
 
-// SetRole changes a user's role; the merchant keeps at least one owner.
-// The user's sessions carry on: each request reads the role afresh.
-func (s *Users) SetRole(ctx context.Context, merchantID, id string, role team.Role) error {
+// SetRole changes a user's role and returns the role they had; the
+// merchant keeps at least one owner. A role set to the one the user has is
+// no change (was == role), decided under the merchant's lock so that of two
+// identical changes sent at once exactly one changes anything (and is
+// audited).
+func (s *Users) SetRole(ctx context.Context, merchantID, id string, role team.Role) (was team.Role, err error) {
 	if !role.Valid() {
-		return &payment.Error{Code: payment.EINVALID, Message: "role must be owner, developer or viewer", Fields: map[string]string{"role": "role must be owner, developer or viewer"}}
+		return "", &payment.Error{Code: payment.EINVALID, Message: "role must be owner, developer or viewer", Fields: map[string]string{"role": "role must be owner, developer or viewer"}}
 	}
 	if !payment.ValidID(id) {
-		return team.ErrNotFound
+		return "", team.ErrNotFound
 	}
-	return s.db.InTx(ctx, func(tx *sql.Tx) error {
+	err = s.db.InTx(ctx, func(tx *sql.Tx) error {
 		if err := lockMerchant(ctx, s.db, tx, merchantID); err != nil {
 			return err
 		}
-		res, err := tx.ExecContext(ctx, `UPDATE users SET role = $1 WHERE merchant_id = $2 AND id = $3`, string(role), merchantID, id)
+		var current string
+		err := tx.QueryRowContext(ctx, `SELECT role FROM users WHERE merchant_id = $1 AND id = $2`, merchantID, id).Scan(&current)
+		if errors.Is(err, sql.ErrNoRows) {
+			return team.ErrNotFound
+		}
 		if err != nil {
 			return err
 		}
-		if n, _ := res.RowsAffected(); n == 0 {
-			return team.ErrNotFound
+		if was = team.Role(current); was == role {
+			return nil
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE users SET role = $1 WHERE merchant_id = $2 AND id = $3`, string(role), merchantID, id); err != nil {
+			return err
 		}
 		return keepAnOwner(ctx, tx, merchantID)
 	})
+	if err != nil {
+		return "", err
+	}
+	return was, nil
 }
 
 // SetLanguage records a user's language ("" for the browser's).
