@@ -44,7 +44,7 @@ func TestAutoRefundLateSuccess(t *testing.T) {
 			if on, err := a.Refunds.AutoRefundLateSuccess(t.Context(), merchant); err != nil || on {
 				t.Fatalf("default policy: %v %v, want off", on, err)
 			}
-			if err := a.Refunds.SetAutoRefundLateSuccess(t.Context(), merchant, true); err != nil {
+			if _, err := a.Refunds.SetAutoRefundLateSuccess(t.Context(), merchant, true); err != nil {
 				t.Fatal(err)
 			}
 			other, err := a.Merchants.Create(t.Context(), "Other", "other@example.com", "correct horse battery", clk.Now())

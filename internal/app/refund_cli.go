@@ -91,14 +91,17 @@ func (c *cli) merchantAutoRefund(ctx context.Context, args []string) error {
 	default:
 		return fmt.Errorf("merchant auto-refund: say on or off, not %q", rest[0])
 	}
-	if err := a.Refunds.SetAutoRefundLateSuccess(ctx, merchant, on); err != nil {
+	changed, err := a.Refunds.SetAutoRefundLateSuccess(ctx, merchant, on)
+	if err != nil {
 		return err
 	}
-	action := team.ActionAutoRefundOff
-	if on {
-		action = team.ActionAutoRefundOn
+	if changed {
+		action := team.ActionAutoRefundOff
+		if on {
+			action = team.ActionAutoRefundOn
+		}
+		c.audit(ctx, a, merchant, action, "a SUCCESS reported after TIMEOUT")
 	}
-	c.audit(ctx, a, merchant, action, "a SUCCESS reported after TIMEOUT")
 	if asJSON {
 		return c.printJSON(map[string]any{"merchant_id": merchant, "auto_refund_late_success": on})
 	}

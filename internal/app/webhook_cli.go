@@ -54,19 +54,29 @@ func (c *cli) webhookList(ctx context.Context, args []string) error {
 }
 
 func (c *cli) webhookEnable(ctx context.Context, args []string) error {
-	return c.webhookEndpointChange(ctx, "webhook enable", args, (*webhook.Service).EnableEndpoint, team.ActionEndpointEnabled, "enabled")
+	return c.webhookEndpointChange(ctx, "webhook enable", args, switchTo(true), team.ActionEndpointEnabled, "enabled")
 }
 
 func (c *cli) webhookDisable(ctx context.Context, args []string) error {
-	return c.webhookEndpointChange(ctx, "webhook disable", args, (*webhook.Service).DisableEndpoint, team.ActionEndpointDisabled, "disabled")
+	return c.webhookEndpointChange(ctx, "webhook disable", args, switchTo(false), team.ActionEndpointDisabled, "disabled")
 }
 
 func (c *cli) webhookDelete(ctx context.Context, args []string) error {
-	return c.webhookEndpointChange(ctx, "webhook delete", args, (*webhook.Service).DeleteEndpoint, team.ActionEndpointDeleted, "deleted")
+	return c.webhookEndpointChange(ctx, "webhook delete", args, func(s *webhook.Service, ctx context.Context, merchant, id string) (bool, error) {
+		return true, s.DeleteEndpoint(ctx, merchant, id) // a second delete finds no endpoint
+	}, team.ActionEndpointDeleted, "deleted")
+}
+
+// switchTo enables or disables an endpoint, saying whether that changed
+// it: an endpoint already so is no change for the audit log.
+func switchTo(enabled bool) func(*webhook.Service, context.Context, string, string) (bool, error) {
+	return func(s *webhook.Service, ctx context.Context, merchant, id string) (bool, error) {
+		return s.SetEndpointEnabled(ctx, merchant, id, enabled)
+	}
 }
 
 func (c *cli) webhookEndpointChange(ctx context.Context, name string, args []string,
-	change func(*webhook.Service, context.Context, string, string) error, action, done string) error {
+	change func(*webhook.Service, context.Context, string, string) (bool, error), action, done string) error {
 	a, merchant, rest, asJSON, err := c.merchantApp(ctx, name, args, nil)
 	if err != nil {
 		return err
@@ -86,10 +96,13 @@ func (c *cli) webhookEndpointChange(ctx context.Context, name string, args []str
 			}
 		}
 	}
-	if err := change(a.Webhooks, ctx, merchant, id); err != nil {
+	changed, err := change(a.Webhooks, ctx, merchant, id)
+	if err != nil {
 		return err
 	}
-	c.audit(ctx, a, merchant, action, target)
+	if changed {
+		c.audit(ctx, a, merchant, action, target)
+	}
 	if asJSON {
 		return c.printJSON(map[string]string{"id": id, "status": done})
 	}

@@ -25,20 +25,28 @@ func (s *Refunds) AutoRefundLateSuccess(ctx context.Context, merchantID string) 
 	return on, err
 }
 
-// SetAutoRefundLateSuccess sets the merchant's policy; ENOTFOUND for an
-// unknown merchant.
-func (s *Refunds) SetAutoRefundLateSuccess(ctx context.Context, merchantID string, on bool) error {
+// SetAutoRefundLateSuccess sets the merchant's policy and reports whether
+// that changed it (a policy set to what it was is nothing for the audit
+// log); ENOTFOUND for an unknown merchant.
+func (s *Refunds) SetAutoRefundLateSuccess(ctx context.Context, merchantID string, on bool) (changed bool, err error) {
 	if !payment.ValidID(merchantID) {
-		return payment.Errorf(payment.ENOTFOUND, "merchant not found")
+		return false, payment.Errorf(payment.ENOTFOUND, "merchant not found")
 	}
-	res, err := s.db.ExecContext(ctx, `UPDATE merchants SET auto_refund_late_success = $1 WHERE id = $2`, on, merchantID)
+	res, err := s.db.ExecContext(ctx, `UPDATE merchants SET auto_refund_late_success = $1 WHERE id = $2 AND auto_refund_late_success <> $1`, on, merchantID)
 	if err != nil {
-		return err
+		return false, err
 	}
-	if n, _ := res.RowsAffected(); n == 0 {
-		return payment.Errorf(payment.ENOTFOUND, "merchant not found")
+	if n, _ := res.RowsAffected(); n > 0 {
+		return true, nil
 	}
-	return nil
+	var exists bool
+	if err := s.db.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM merchants WHERE id = $1)`, merchantID).Scan(&exists); err != nil {
+		return false, err
+	}
+	if !exists {
+		return false, payment.Errorf(payment.ENOTFOUND, "merchant not found")
+	}
+	return false, nil
 }
 
 // PaidByOperator implements payment.RefundStore.
