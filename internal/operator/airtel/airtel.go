@@ -15,9 +15,17 @@ import (
 	"sync"
 	"time"
 
+	"golang.org/x/sync/singleflight"
+
 	"github.com/momopay/momopay/internal/operator"
 	"github.com/momopay/momopay/internal/operator/operatorhttp"
 )
+
+// tokenBackoff is how long a token request that brought no token answers
+// every call that needs one, before the next request is sent: an Airtel
+// whose token endpoint is down or refuses our credentials is asked about
+// once a second, not once per push.
+const tokenBackoff = time.Second
 
 // Config is what the adapter needs to talk to one Airtel Money account.
 type Config struct {
@@ -47,9 +55,12 @@ type Adapter struct {
 	cfg  Config
 	base string
 
-	mu      sync.Mutex
-	token   string
-	renewAt time.Time // refresh before Airtel's expiry, not after
+	tokens      singleflight.Group // one token request at a time, shared by the calls waiting for it
+	mu          sync.Mutex
+	token       string
+	renewAt     time.Time // refresh before Airtel's expiry, not after
+	failedUntil time.Time // the last token request failed: calls get failure until then
+	failure     error
 }
 
 // New returns an adapter for cfg.
@@ -101,7 +112,7 @@ func (a *Adapter) call(ctx context.Context, method, path string, body any) (*ans
 		}
 	}
 	for attempt := 0; ; attempt++ {
-		token, err := a.bearer(ctx, attempt > 0)
+		token, err := a.bearer(ctx)
 		if err != nil {
 			return nil, err
 		}
@@ -154,14 +165,54 @@ func (a *Adapter) send(ctx context.Context, method, path string, payload []byte,
 	return ans, nil
 }
 
-// bearer returns a valid access token, fetching one when there is none,
-// when it is near its expiry, or when fresh is set (after a 401).
-func (a *Adapter) bearer(ctx context.Context, fresh bool) (string, error) {
+// bearer returns a valid access token, fetching one when there is none
+// (none yet, near its expiry, or forgotten after a 401). Calls that need a
+// token at once share one request to Airtel, and each stops waiting when
+// its own context ends; a request that failed answers the calls of the
+// next tokenBackoff with its error.
+func (a *Adapter) bearer(ctx context.Context) (string, error) {
+	a.mu.Lock()
+	token, valid := a.token, a.token != "" && a.cfg.Now().Before(a.renewAt)
+	failed, failure := a.cfg.Now().Before(a.failedUntil), a.failure
+	a.mu.Unlock()
+	if valid {
+		return token, nil
+	}
+	if failed {
+		return "", failure
+	}
+	// The request outlives a caller that gives up: the others wait for it.
+	ch := a.tokens.DoChan("token", func() (any, error) { return a.fetchToken(context.WithoutCancel(ctx)) })
+	select {
+	case r := <-ch:
+		if r.Err != nil {
+			return "", r.Err
+		}
+		return r.Val.(string), nil
+	case <-ctx.Done():
+		return "", &tokenError{err: ctx.Err()}
+	}
+}
+
+// fetchToken asks Airtel for an access token and keeps it, or keeps the
+// failure for tokenBackoff.
+func (a *Adapter) fetchToken(ctx context.Context) (string, error) {
+	token, life, err := a.requestToken(ctx)
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if !fresh && a.token != "" && a.cfg.Now().Before(a.renewAt) {
-		return a.token, nil
+	if err != nil {
+		a.failedUntil, a.failure = a.cfg.Now().Add(tokenBackoff), err
+		return "", err
 	}
+	// Refresh a quarter of the lifetime (at most a minute) before Airtel's
+	// expiry, so no request leaves with a token about to die in flight.
+	a.token, a.renewAt = token, a.cfg.Now().Add(life-min(life/4, time.Minute))
+	a.failedUntil, a.failure = time.Time{}, nil
+	return token, nil
+}
+
+// requestToken is one client-credentials exchange with Airtel.
+func (a *Adapter) requestToken(ctx context.Context) (string, time.Duration, error) {
 	start := time.Now()
 	ctx, cancel := context.WithTimeout(ctx, a.cfg.CallTimeout)
 	defer cancel()
@@ -170,7 +221,7 @@ func (a *Adapter) bearer(ctx context.Context, fresh bool) (string, error) {
 	})
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, a.base+"/auth/oauth2/token", bytes.NewReader(payload))
 	if err != nil {
-		return "", err
+		return "", 0, &tokenError{err: err}
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "*/*")
@@ -179,7 +230,7 @@ func (a *Adapter) bearer(ctx context.Context, fresh bool) (string, error) {
 		// A token that did not come (a timeout, a dropped connection) is
 		// as certain as a refused one: the push waiting for it never left.
 		a.logCall("", "token", start, 0, "", err)
-		return "", &tokenError{err: err}
+		return "", 0, &tokenError{err: err}
 	}
 	defer resp.Body.Close()
 	var tok struct {
@@ -192,13 +243,9 @@ func (a *Adapter) bearer(ctx context.Context, fresh bool) (string, error) {
 	}
 	a.logCall("", "token", start, resp.StatusCode, "", err)
 	if err != nil {
-		return "", &tokenError{status: resp.StatusCode, err: err}
+		return "", 0, &tokenError{status: resp.StatusCode, err: err}
 	}
-	life := expiresIn(tok.ExpiresIn)
-	// Refresh a quarter of the lifetime (at most a minute) before Airtel's
-	// expiry, so no request leaves with a token about to die in flight.
-	a.token, a.renewAt = tok.AccessToken, a.cfg.Now().Add(life-min(life/4, time.Minute))
-	return a.token, nil
+	return tok.AccessToken, expiresIn(tok.ExpiresIn), nil
 }
 
 // tokenError is a token request that brought no token: Airtel refused it,

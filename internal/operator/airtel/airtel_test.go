@@ -2,6 +2,7 @@ package airtel_test
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -366,6 +367,87 @@ func TestSlowTokenRefusesThePush(t *testing.T) {
 	}
 	if n := b.count("/merchant/v1/payments/"); n != 0 {
 		t.Errorf("%d pushes sent without a token", n)
+	}
+}
+
+// TestTokenOutageIsAskedOnce: while Airtel's token endpoint hangs, the
+// pushes that need a token share one request, each gives up when its own
+// deadline comes (not in turn behind the others), and a failed request
+// answers the next second's pushes without asking again. Before, each push
+// asked for its own token under one lock: 40 pushes made 40 requests, one
+// after another, each waiting for those before it.
+func TestTokenOutageIsAskedOnce(t *testing.T) {
+	t.Parallel()
+	const hang, refuse, answer = 0, 1, 2
+	var mode atomic.Int64 // what the token endpoint does
+	b := setup(t, func(sim http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.URL.Path == "/auth/oauth2/token" && mode.Load() != answer {
+				if mode.Load() == refuse {
+					http.Error(w, `{"error":"invalid_client"}`, http.StatusUnauthorized)
+					return
+				}
+				select { // longer than the pushes wait, shorter than the call timeout
+				case <-time.After(600 * time.Millisecond):
+				case <-r.Context().Done():
+				}
+				http.Error(w, "upstream timeout", http.StatusGatewayTimeout)
+				return
+			}
+			sim.ServeHTTP(w, r)
+		})
+	}, nil)
+	push := func() (time.Duration, error) {
+		ctx, cancel := context.WithTimeout(t.Context(), 150*time.Millisecond)
+		defer cancel()
+		start := time.Now()
+		_, err := b.ad.RequestPayment(ctx, pay(airtelsim.PhoneSuccess))
+		return time.Since(start), err
+	}
+	var wg sync.WaitGroup
+	var slowest atomic.Int64
+	for range 40 {
+		wg.Go(func() {
+			d, err := push()
+			if !errors.Is(err, operator.ErrUnavailable) {
+				t.Errorf("push without a token: %v, want ErrUnavailable", err)
+			}
+			for old := slowest.Load(); int64(d) > old && !slowest.CompareAndSwap(old, int64(d)); old = slowest.Load() {
+			}
+		})
+	}
+	wg.Wait()
+	if d := time.Duration(slowest.Load()); d > 500*time.Millisecond {
+		t.Errorf("the slowest of 40 pushes waited %s with a 150ms deadline", d)
+	}
+	if n := b.count("/auth/oauth2/token"); n != 1 {
+		t.Errorf("%d token requests for 40 pushes at once, want 1", n)
+	}
+	time.Sleep(700 * time.Millisecond) // the shared request ends, failed
+	if _, err := push(); !errors.Is(err, operator.ErrUnavailable) {
+		t.Errorf("push within the back-off: %v, want ErrUnavailable", err)
+	}
+	if n := b.count("/auth/oauth2/token"); n != 1 {
+		t.Errorf("%d token requests within the back-off, want 1", n)
+	}
+	// Past the back-off Airtel is asked again; a refusal is kept as long.
+	mode.Store(refuse)
+	b.clk.Advance(2 * time.Second)
+	for range 3 {
+		if _, err := push(); !errors.Is(err, operator.ErrUnavailable) {
+			t.Errorf("push with refused credentials: %v, want ErrUnavailable", err)
+		}
+	}
+	if n := b.count("/auth/oauth2/token"); n != 2 {
+		t.Errorf("%d token requests after the back-off, want 2", n)
+	}
+	if n := b.count("/merchant/v1/payments/"); n != 0 {
+		t.Fatalf("%d pushes sent without a token", n)
+	}
+	mode.Store(answer) // and once Airtel gives tokens again, pushes go
+	b.clk.Advance(2 * time.Second)
+	if _, err := b.ad.RequestPayment(t.Context(), pay(airtelsim.PhoneSuccess)); err != nil {
+		t.Errorf("push once tokens come: %v", err)
 	}
 }
 
