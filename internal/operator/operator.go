@@ -12,8 +12,38 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
+	"unicode/utf8"
 )
+
+// RefPrefix and RefLength give the form of an internal_ref: "SERVICE-" and
+// 8 upper-case letters or digits.
+const (
+	RefPrefix = "SERVICE-"
+	RefLength = len(RefPrefix) + 8
+)
+
+// ValidRef reports whether s has the form of an internal_ref. Adapters use
+// it to tell our ids from an operator's in the answers they read; the
+// store, to answer a lookup by anything else without a query.
+func ValidRef(s string) bool {
+	rest, ok := strings.CutPrefix(s, RefPrefix)
+	return ok && len(s) == RefLength && strings.Trim(rest, "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789") == ""
+}
+
+// Clip shortens text to at most n bytes, cut at a character boundary: an
+// operator's ids and messages as they are logged or stored, and a payer
+// message as an operator takes it.
+func Clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
+}
 
 // Payment is what an operator is told about, and asked about, a payment.
 // Ref is our internal_ref: operators key their records on the caller's id

@@ -6,6 +6,8 @@ import (
 	"time"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/momopay/momopay/internal/operator"
 )
 
 // Limits of the contract (§8) and of DESIGN.md §4.
@@ -22,7 +24,6 @@ var (
 	referencePattern    = regexp.MustCompile(`^[A-Za-z0-9._:/-]+$`)
 	phonePattern        = regexp.MustCompile(`^\+235[0-9]{8}$`)
 	operatorCodePattern = regexp.MustCompile(`^[A-Z][A-Z0-9_]{0,31}$`)
-	internalRefPattern  = regexp.MustCompile(`^SERVICE-[A-Z0-9]{8}$`)
 )
 
 // ValidReference and ValidInternalRef report whether a value has the form
@@ -34,8 +35,9 @@ func ValidReference(ref string) bool {
 	return len(ref) <= 4*MaxReferenceLength && utf8.RuneCountInString(ref) <= MaxReferenceLength && referencePattern.MatchString(ref)
 }
 
-// ValidInternalRef: see ValidReference.
-func ValidInternalRef(ref string) bool { return internalRefPattern.MatchString(ref) }
+// ValidInternalRef: see ValidReference. The form is the operators' (they
+// are told it), so its rule is theirs.
+func ValidInternalRef(ref string) bool { return operator.ValidRef(ref) }
 
 // CreateRequest is a merchant's request to initiate a payment. The api
 // package fills it from JSON and records in Problems the fields it could not

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 
+	"github.com/momopay/momopay/internal/operator"
 	"github.com/momopay/momopay/internal/payment"
 )
 
@@ -78,7 +79,7 @@ func (s *Refunds) StartRefund(ctx context.Context, r *payment.Refund) error {
 func (s *Refunds) FinishRefund(ctx context.Context, r *payment.Refund) error {
 	_, err := s.db.ExecContext(ctx, `UPDATE refunds SET status = $1, operator_code = $2, operator_detail = $3,
 		operator_ref = $4, answered_at = $5 WHERE merchant_id = $6 AND id = $7`,
-		string(r.Status), r.OperatorCode, clipText(r.OperatorDetail, 500), r.OperatorRef, s.db.NullTime(r.AnsweredAt), r.MerchantID, r.ID)
+		string(r.Status), r.OperatorCode, operator.Clip(r.OperatorDetail, 500), r.OperatorRef, s.db.NullTime(r.AnsweredAt), r.MerchantID, r.ID)
 	return err
 }
 
@@ -106,11 +107,4 @@ func (s *Refunds) List(ctx context.Context, merchantID, transactionID string) ([
 		out = append(out, r)
 	}
 	return out, rows.Err()
-}
-
-func clipText(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return string([]rune(s[:n]))
 }

@@ -325,7 +325,7 @@ func (a *Adapter) RequestPayment(ctx context.Context, p operator.Payment) (strin
 	if body.Reference == "" {
 		body.Reference = p.Ref
 	}
-	body.Reference = clip(body.Reference, 64)
+	body.Reference = operator.Clip(body.Reference, 64)
 	body.Subscriber.Country, body.Subscriber.Currency, body.Subscriber.MSISDN = "TD", "XAF", msisdn(p.PhoneNumber)
 	body.Transaction.Amount, body.Transaction.Country, body.Transaction.Currency, body.Transaction.ID = p.Amount, "TD", "XAF", p.Ref
 	ans, err := a.call(ctx, http.MethodPost, "/merchant/v1/payments/", body)
@@ -432,7 +432,7 @@ func (a *Adapter) PaymentStatus(ctx context.Context, p operator.Payment) (operat
 	case enquiryFailed(env.Status.Success, st.ResultCode):
 		err = fmt.Errorf("airtel enquiry: the enquiry itself failed (%s %s), answer unknown", firstOf(st.ResultCode, st.Code), st.Message)
 	case tx.ID != "" && !strings.EqualFold(tx.ID, p.Ref):
-		err = fmt.Errorf("airtel enquiry: the answer is about transaction %q, not %s: answer unknown", clip(tx.ID, 64), p.Ref)
+		err = fmt.Errorf("airtel enquiry: the answer is about transaction %q, not %s: answer unknown", operator.Clip(tx.ID, 64), p.Ref)
 	}
 	if err != nil {
 		a.logCall(p.TransactionID, "enquiry", start, ans.httpStatus, firstOf(st.ResultCode, st.ResponseCode), err)
@@ -533,15 +533,3 @@ func firstOf(s ...string) string {
 	}
 	return ""
 }
-
-func clip(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8Start(s[n]) {
-		n--
-	}
-	return s[:n]
-}
-
-func utf8Start(b byte) bool { return b&0xC0 != 0x80 }

@@ -224,15 +224,12 @@ func about(a answer, p operator.Payment, transid string) bool {
 
 // internalRef reports whether id has the form of momopay's internal_ref
 // (SERVICE- and 8 letters or digits), as externaldata1 carries it.
-func internalRef(id string) bool {
-	rest, ok := strings.CutPrefix(strings.ToUpper(id), "SERVICE-")
-	return ok && len(rest) == 8 && strings.Trim(rest, "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789") == ""
-}
+func internalRef(id string) bool { return operator.ValidRef(strings.ToUpper(id)) }
 
 // clip shortens an operator's id for a log line or an error.
 func clip(s string) string {
-	if r := []rune(s); len(r) > 64 {
-		return string(r[:64]) + "…"
+	if c := operator.Clip(s, 64); c != s {
+		return c + "…"
 	}
 	return s
 }
