@@ -14,12 +14,13 @@ import (
 	"github.com/momopay/momopay/internal/testdb"
 )
 
-// TestUnverifiedCallbacksAreBounded: anyone can send an unsigned Airtel
-// callback naming a payment, and each is a hint that makes the service ask
-// Airtel. Fifty hints about one payment heard at once make one enquiry,
-// and hints about many payments never hold more than a bounded number of
-// enquiries at once, however slow Airtel is to answer. Before, 300 such
-// callbacks held 300 connections to Airtel and 1,246 goroutines.
+// TestUnverifiedCallbacksAreBounded: without a callback secret, anyone can
+// send an Airtel callback naming a payment, and each is a hint that makes
+// the service ask Airtel. Fifty hints about one payment heard at once make
+// one enquiry, as do any more within the next 10 s, and hints about many
+// payments never hold more than a bounded number of enquiries at once,
+// however slow Airtel is to answer. Before, 300 such callbacks held 300
+// connections to Airtel and 1,246 goroutines.
 func TestUnverifiedCallbacksAreBounded(t *testing.T) {
 	t.Parallel()
 	clk := liveClock()
@@ -89,11 +90,54 @@ func TestUnverifiedCallbacksAreBounded(t *testing.T) {
 	if asked.Load() < 16 {
 		t.Errorf("only %d enquiries were made for hints about 40 payments; the bound is 16", asked.Load())
 	}
+	// Later hints about a payment asked about less than 10 s ago make no
+	// enquiry (before, each sent one after another made its own); past
+	// that, one does.
+	count := func() int64 { n, _ := perRef.Load(refs[0]); return n.(*atomic.Int64).Load() }
+	for range 20 {
+		hint(refs[0])
+		wg.Wait()
+	}
+	if n := count(); n != 1 {
+		t.Errorf("20 more hints about one payment within 10 s made %d enquiries in all, want still 1", n)
+	}
+	clk.Advance(11 * time.Second)
+	hint(refs[0])
+	wg.Wait()
+	if n := count(); n != 2 {
+		t.Errorf("a hint 11 s later: %d enquiries in all, want 2", n)
+	}
 	// Nothing was settled by the hints' own word: Airtel says in progress.
 	for _, ref := range refs[:3] {
 		tx, err := a.Transactions.TransactionByInternalRef(t.Context(), ref)
 		if err != nil || tx.Status != payment.StatusPending {
 			t.Errorf("%s: %v %v, want PENDING", ref, tx, err)
 		}
+	}
+}
+
+// TestUnverifiedCallbackSettlesByTheEnquiry: without a callback secret,
+// Airtel's own callbacks are hints too; the enquiry one makes settles the
+// payment by Airtel's answer, whatever the callback said.
+func TestUnverifiedCallbackSettlesByTheEnquiry(t *testing.T) {
+	t.Parallel()
+	clk := liveClock()
+	_, env := fakeAirtel(t, clk, nil)
+	a := openLive(t, testdb.URL(t, "sqlite"), clk, env)
+	merchant := liveMerchant(t, a, clk)
+	tx, err := a.Payments.Initiate(t.Context(), merchant, payment.CreateRequest{
+		Reference: "hinted", Amount: 5000, Currency: "XAF", Operator: "AIRTEL", PhoneNumber: "+23560000006", // confirms; its callback is lost
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	clk.Advance(3 * time.Second) // the payer has confirmed
+	cb := operator.Callback{Ref: tx.InternalRef, Unverified: true, Outcome: operator.Outcome{State: operator.Failed}}
+	if err := a.Payments.HandleCallback(t.Context(), payment.OperatorAirtel, cb); err != nil {
+		t.Fatal(err)
+	}
+	got, err := a.Transactions.Transaction(t.Context(), merchant, tx.ID)
+	if err != nil || got.Status != payment.StatusSuccess {
+		t.Errorf("after a hint saying FAILED about a payment Airtel says was paid: %v %v, want SUCCESS", got, err)
 	}
 }

@@ -126,30 +126,8 @@ func (s *Service) HandleCallback(ctx context.Context, op Operator, cb operator.C
 	if t.Operator != op {
 		return ErrNotFound
 	}
-	// Anyone can send an unsigned callback naming a payment, so each must
-	// not cost an enquiry: hints about one payment heard at once share
-	// one, and at most maxHintEnquiries are made at a time. A hint beyond
-	// that is dropped; the payment's own polls still ask.
-	_, err, _ = s.hints.Do(t.ID, func() (any, error) {
-		select {
-		case s.hintSlots <- struct{}{}:
-			defer func() { <-s.hintSlots }()
-		default:
-			s.hintsDropped.Do(func() {
-				s.log.Warn("unverified callbacks dropped: too many enquiries in flight; status polls settle their payments", "transaction_id", t.ID, "operator", op)
-			})
-			return nil, nil
-		}
-		s.log.Info("unverified callback: asking the operator", "transaction_id", t.ID, "operator", op)
-		_, _, err := s.Enquire(context.WithoutCancel(ctx), t.MerchantID, t.ID, SourceCallback)
-		return nil, err
-	})
-	return err
+	return s.hint(ctx, op, t)
 }
-
-// maxHintEnquiries bounds the enquiries unverified callbacks make at once:
-// each holds a connection to the operator for up to its call timeout.
-const maxHintEnquiries = 16
 
 // failureDetails completes a failure reported without its code (Airtel's
 // callback carries only TF) with the enquiry's, which has it. The enquiry

@@ -9,8 +9,6 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"golang.org/x/sync/singleflight"
-	"golang.org/x/time/rate"
 
 	"github.com/momopay/momopay/internal/operator"
 )
@@ -94,14 +92,7 @@ type Service struct {
 	pendingTTL time.Duration
 	log        *slog.Logger
 	refunds    RefundStore
-
-	// hints shares one enquiry among the unverified callbacks about one
-	// payment heard at once; hintSlots bounds the enquiries they make in
-	// all (see HandleCallback); dropped hints are logged at most once a
-	// second.
-	hints        singleflight.Group
-	hintSlots    chan struct{}
-	hintsDropped rate.Sometimes
+	hints      *hints // bounds what unverified callbacks cost (hints.go)
 }
 
 // NewService builds a Service. now is injected so tests control time;
@@ -111,8 +102,7 @@ func NewService(store Store, operators map[Operator]operator.Operator, now func(
 	if pendingTTL <= 0 {
 		pendingTTL = DefaultPendingTTL
 	}
-	return &Service{store: store, operators: operators, now: now, pendingTTL: pendingTTL, log: log,
-		hintSlots: make(chan struct{}, maxHintEnquiries), hintsDropped: rate.Sometimes{First: 1, Interval: time.Second}}
+	return &Service{store: store, operators: operators, now: now, pendingTTL: pendingTTL, log: log, hints: newHints()}
 }
 
 // pushTimeout bounds one push to an operator; past it the answer is

@@ -557,8 +557,16 @@ func TestCallbacks(t *testing.T) {
 			t.Errorf("%s: %v, want rejected", name, err)
 		}
 	}
-	if cb, err := b.ad.ReadCallback(nil, plain); err != nil || !cb.Unverified {
-		t.Errorf("no hash: %+v %v, want an unverified hint", cb, err)
+	// With a secret, a callback must be signed: without a hash it is
+	// refused, not taken as a hint that would make an enquiry.
+	for name, body := range map[string][]byte{
+		"no hash":    plain,
+		"empty hash": []byte(`{"transaction":{"id":"SERVICE-X0000001","message":"x","status_code":"TS","airtel_money_id":"X"},"hash":""}`),
+		"null hash":  []byte(`{"transaction":{"id":"SERVICE-X0000001","message":"x","status_code":"TS","airtel_money_id":"X"},"hash":null}`),
+	} {
+		if cb, err := b.ad.ReadCallback(nil, body); !errors.Is(err, operator.ErrCallbackRejected) {
+			t.Errorf("%s with a secret configured: %+v %v, want rejected", name, cb, err)
+		}
 	}
 	noSecret := airtel.New(airtel.Config{BaseURL: b.srv.URL})
 	if cb, err := noSecret.ReadCallback(nil, signed); err != nil || !cb.Unverified {

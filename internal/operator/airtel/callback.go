@@ -45,9 +45,10 @@ func Hash(secret, msg []byte) string {
 // accepted when it matches either the raw "transaction" object as sent
 // (what the simulator signs) or the whole raw body (the natural reading
 // when the hash comes in a header). A hash that matches neither is a
-// forgery: refused. A callback that cannot be checked at all (no callback
-// secret configured, or no hash sent) is returned Unverified: a hint that
-// makes the service ask Airtel at once, never a settlement by itself.
+// forgery: refused, as is one without a hash when a callback secret is
+// configured. Without a secret no callback can be checked: each is
+// returned Unverified, a hint that makes the service ask Airtel at once,
+// never a settlement by itself.
 func (a *Adapter) ReadCallback(header map[string][]string, body []byte) (operator.Callback, error) {
 	var raw struct {
 		Transaction json.RawMessage `json:"transaction"`
@@ -71,9 +72,15 @@ func (a *Adapter) ReadCallback(header map[string][]string, body []byte) (operato
 		// for it (payment.Service.HandleCallback); "other" until then.
 		out.Outcome.Code = tx.StatusCode
 	}
-	if len(a.cfg.CallbackSecret) == 0 || hash == "" {
+	if len(a.cfg.CallbackSecret) == 0 {
 		out.Unverified = true
 		return out, nil
+	}
+	if hash == "" {
+		// With a callback secret, callback authentication is enabled in
+		// Airtel's portal and every callback comes signed: one without a
+		// hash is nobody's word, and must not cost an enquiry either.
+		return operator.Callback{}, fmt.Errorf("%w: no hash, and a callback secret is configured", operator.ErrCallbackRejected)
 	}
 	for _, msg := range [][]byte{raw.Transaction, body} {
 		if hmac.Equal([]byte(hash), []byte(Hash(a.cfg.CallbackSecret, msg))) {
