@@ -65,6 +65,9 @@ type Config struct {
 	// TrustedProxies are the reverse proxies whose X-Forwarded-For names
 	// the client (--trusted-proxies); none by default.
 	TrustedProxies []netip.Prefix
+	// Listeners are the addresses serve listens on, which webhook
+	// deliveries must never reach.
+	Listeners []netip.AddrPort
 }
 
 func (c *Config) defaults() error {
@@ -238,7 +241,7 @@ func (a *App) wire(ctx context.Context) error {
 	a.Cases = store.NewReconciliationCases(db)
 	a.Webhooks = webhook.NewService(webhook.Config{
 		DB: db, Live: cfg.Mode == ModeLive, Now: cfg.Now, Logger: cfg.Logger,
-		ObserveAttempt: a.Metrics.ObserveWebhookAttempt,
+		ObserveAttempt: a.Metrics.ObserveWebhookAttempt, OwnListeners: cfg.Listeners,
 	})
 	// The outbox: deliveries commit with the state change, and the
 	// dispatcher, woken once they have, makes their attempts.

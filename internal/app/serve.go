@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -63,7 +64,7 @@ func (c *cli) serve(ctx context.Context, args []string) error {
 		RateLimit: api.RateLimit{PerSecond: *rateLimit, Burst: *rateBurst}, Logger: logger,
 		ShutdownGrace: *grace, RedisURL: *redisURL, Getenv: c.getenv, RequireOperator: true,
 		SessionSecret:  []byte(c.getenv("MOMOPAY_SESSION_SECRET")),
-		TrustedProxies: proxies,
+		TrustedProxies: proxies, Listeners: listening(ln, adminLn),
 	})
 	if err != nil {
 		ln.Close()
@@ -86,6 +87,20 @@ func (c *cli) serve(ctx context.Context, args []string) error {
 	}
 	logger.Info("momopay listening", attrs...)
 	return a.Serve(ctx, ln)
+}
+
+// listening returns the addresses of the listeners that are open.
+func listening(lns ...net.Listener) []netip.AddrPort {
+	var out []netip.AddrPort
+	for _, ln := range lns {
+		if ln == nil {
+			continue
+		}
+		if ap, err := netip.ParseAddrPort(ln.Addr().String()); err == nil {
+			out = append(out, ap)
+		}
+	}
+	return out
 }
 
 // browsableURL is a URL a person on this machine can open for the listen

@@ -3,6 +3,7 @@ package webhook
 import (
 	"log/slog"
 	"net/http"
+	"net/netip"
 	"sync"
 	"time"
 
@@ -58,6 +59,9 @@ type Config struct {
 	// ObserveAttempt, when set, is told the outcome (one of the Outcome
 	// constants) and duration of every POST made to a receiver, for metrics.
 	ObserveAttempt func(outcome string, d time.Duration)
+	// OwnListeners are the addresses the process serves on (the API and
+	// the admin listener): no delivery connects to them (NewHTTPClient).
+	OwnListeners []netip.AddrPort
 }
 
 // Service manages merchants' webhook endpoints and delivers events to them.
@@ -96,7 +100,7 @@ func NewService(cfg Config) *Service {
 	}
 	s := &Service{
 		db: cfg.DB, live: cfg.Live, timeout: cfg.Timeout, now: cfg.Now, log: cfg.Logger,
-		client: NewHTTPClient(cfg.Live, cfg.Timeout), observe: cfg.ObserveAttempt,
+		client: NewHTTPClient(cfg.Live, cfg.Timeout, cfg.OwnListeners...), observe: cfg.ObserveAttempt,
 	}
 	s.batches = s.newBatches()
 	return s

@@ -185,17 +185,15 @@ const maxIdleConns = 100
 // route deliveries around the address check. The dialer refuses what
 // allowedAddr does not allow after DNS resolution, at the moment of
 // connecting, which also defeats DNS rebinding; the error wraps
-// ErrForbiddenAddress.
+// ErrForbiddenAddress. It also refuses the ports of own, the process's own
+// listeners, on this machine's addresses (see dialGuard).
 // timeout bounds the whole attempt (the contract's 10 seconds, from callers).
-func NewHTTPClient(live bool, timeout time.Duration) *http.Client {
+func NewHTTPClient(live bool, timeout time.Duration, own ...netip.AddrPort) *http.Client {
 	dialer := &net.Dialer{
 		Timeout:   30 * time.Second,
 		KeepAlive: 30 * time.Second,
 	}
-	dialer.Control = refuseNonPublic
-	if !live {
-		dialer.Control = refuseNonLocal
-	}
+	dialer.Control = newDialGuard(live, own).control
 	transport := http.DefaultTransport.(*http.Transport).Clone()
 	transport.Proxy = nil
 	transport.DialContext = dialer.DialContext
@@ -217,18 +215,53 @@ func NewHTTPClient(live bool, timeout time.Duration) *http.Client {
 	}
 }
 
-// refuseNonPublic is the live dialer's Control hook. It runs for every
-// connection with the already-resolved address, so it judges the address
-// actually used rather than the name in the URL. An address it cannot parse
-// is refused: failing closed is the safe side of an SSRF check.
-func refuseNonPublic(network, address string, _ syscall.RawConn) error {
-	return refuseUnless(network, address, true)
+// dialGuard is the dialer's Control hook. It runs for every connection
+// with the already-resolved address, so it judges the address actually
+// used rather than the name in the URL; an address it cannot parse is
+// refused (failing closed is the safe side of an SSRF check).
+//
+// Beside allowedAddr's rule it keeps deliveries off momopay's own
+// listeners: the sandbox lets merchants deliver to loopback, and the test
+// event shows the start of the answer, so a delivery to the admin
+// listener's port would read /debug/pprof (the command line, goroutine
+// stacks) of a shared sandbox. A port of its own is refused on loopback and
+// on every address of this machine's interfaces (an admin listener on all
+// interfaces is reachable by the machine's public address too, around a
+// firewall that only stops outsiders).
+type dialGuard struct {
+	live      bool
+	ownPorts  map[uint16]bool
+	localAddr map[netip.Addr]bool
 }
 
-// refuseNonLocal is the sandbox dialer's Control hook: public and loopback
-// addresses only (allowedAddr).
-func refuseNonLocal(network, address string, _ syscall.RawConn) error {
-	return refuseUnless(network, address, false)
+func newDialGuard(live bool, own []netip.AddrPort) *dialGuard {
+	g := &dialGuard{live: live, ownPorts: map[uint16]bool{}, localAddr: map[netip.Addr]bool{}}
+	for _, ap := range own {
+		g.ownPorts[ap.Port()] = true
+	}
+	if len(g.ownPorts) > 0 {
+		addrs, _ := net.InterfaceAddrs()
+		for _, a := range addrs {
+			if p, err := netip.ParsePrefix(a.String()); err == nil {
+				g.localAddr[p.Addr().Unmap()] = true
+			}
+		}
+		for _, ap := range own {
+			g.localAddr[ap.Addr().WithZone("").Unmap()] = true
+		}
+	}
+	return g
+}
+
+func (g *dialGuard) control(network, address string, _ syscall.RawConn) error {
+	if err := refuseUnless(network, address, g.live); err != nil {
+		return err
+	}
+	ap, _ := netip.ParseAddrPort(address) // refuseUnless parsed it
+	if addr := ap.Addr().WithZone("").Unmap(); g.ownPorts[ap.Port()] && (addr.IsLoopback() || g.localAddr[addr]) {
+		return fmt.Errorf("%w: %s is momopay's own listener", ErrForbiddenAddress, ap)
+	}
+	return nil
 }
 
 func refuseUnless(network, address string, live bool) error {

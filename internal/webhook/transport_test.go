@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"net/netip"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -161,12 +162,12 @@ func TestRefuseNonPublic(t *testing.T) {
 		{"tcp", "example.com:443", false},
 	}
 	for _, tt := range tests {
-		err := refuseNonPublic(tt.network, tt.address, nil)
+		err := newDialGuard(true, nil).control(tt.network, tt.address, nil)
 		if tt.allowed && err != nil {
-			t.Errorf("refuseNonPublic(%s) = %v, want nil", tt.address, err)
+			t.Errorf("live dial check of %s = %v, want nil", tt.address, err)
 		}
 		if !tt.allowed && !errors.Is(err, ErrForbiddenAddress) {
-			t.Errorf("refuseNonPublic(%s) = %v, want ErrForbiddenAddress", tt.address, err)
+			t.Errorf("live dial check of %s = %v, want ErrForbiddenAddress", tt.address, err)
 		}
 	}
 }
@@ -192,12 +193,12 @@ func TestRefuseNonLocal(t *testing.T) {
 		{"not-an-address", false},
 	}
 	for _, tt := range tests {
-		err := refuseNonLocal("tcp", tt.address, nil)
+		err := newDialGuard(false, nil).control("tcp", tt.address, nil)
 		if tt.allowed && err != nil {
-			t.Errorf("refuseNonLocal(%s) = %v, want nil", tt.address, err)
+			t.Errorf("sandbox dial check of %s = %v, want nil", tt.address, err)
 		}
 		if !tt.allowed && !errors.Is(err, ErrForbiddenAddress) {
-			t.Errorf("refuseNonLocal(%s) = %v, want ErrForbiddenAddress", tt.address, err)
+			t.Errorf("sandbox dial check of %s = %v, want ErrForbiddenAddress", tt.address, err)
 		}
 	}
 }
@@ -269,6 +270,52 @@ func TestHTTPClientDialCheck(t *testing.T) {
 				t.Fatalf("receiver saw %d requests, want 1", got)
 			}
 		})
+	}
+}
+
+// TestHTTPClientRefusesOwnListeners: a delivery never connects to the
+// process's own listeners (the admin listener's /debug/pprof, answered
+// to any method, showed a shared sandbox's command line in a test event's
+// excerpt), on loopback or on this machine's other addresses, while other
+// loopback receivers stay reachable in the sandbox.
+func TestHTTPClientRefusesOwnListeners(t *testing.T) {
+	t.Parallel()
+	admin, adminHits := countingServer(t)
+	receiver, receiverHits := countingServer(t)
+	own := netip.MustParseAddrPort(admin.Listener.Addr().String())
+	client := NewHTTPClient(false, 5*time.Second, own)
+	for _, u := range []string{admin.URL, viaLocalhost(t, admin.URL), "http://[::1]:" + strconv.Itoa(int(own.Port()))} {
+		resp, err := client.Post(u, "application/json", strings.NewReader(`{}`))
+		if err == nil {
+			resp.Body.Close()
+			t.Errorf("POST %s: %s, want refused", u, resp.Status)
+		} else if !errors.Is(err, ErrForbiddenAddress) {
+			t.Errorf("POST %s: %v, want ErrForbiddenAddress", u, err)
+		}
+	}
+	if n := adminHits.Load(); n != 0 {
+		t.Errorf("the own listener saw %d requests", n)
+	}
+	resp, err := client.Post(receiver.URL, "application/json", strings.NewReader(`{}`))
+	if err != nil {
+		t.Fatalf("another loopback receiver: %v", err)
+	}
+	resp.Body.Close()
+	if receiverHits.Load() != 1 {
+		t.Error("another loopback receiver was not reached")
+	}
+	// A listener on every interface is refused on this machine's own
+	// addresses, not only on loopback; elsewhere its port is anyone's.
+	g := newDialGuard(true, []netip.AddrPort{netip.AddrPortFrom(netip.IPv6Unspecified(), 9090)})
+	g.localAddr[netip.MustParseAddr("8.8.4.4")] = true // as if it were this machine's public address
+	if err := g.control("tcp4", "8.8.4.4:9090", nil); !errors.Is(err, ErrForbiddenAddress) {
+		t.Errorf("own public address, own port: %v, want refused", err)
+	}
+	if err := g.control("tcp4", "8.8.8.8:9090", nil); err != nil {
+		t.Errorf("another host's port 9090: %v, want allowed", err)
+	}
+	if err := g.control("tcp4", "8.8.4.4:443", nil); err != nil {
+		t.Errorf("own public address, another port: %v, want allowed", err)
 	}
 }
 

@@ -1,0 +1,78 @@
+package main_test
+
+import (
+	"encoding/json"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+)
+
+var adminLine = regexp.MustCompile(`msg="admin listening" url=(http://\S+)`)
+
+// TestDeliveriesNeverReachOwnListeners: the sandbox delivers to loopback,
+// so a merchant could point an endpoint at the admin listener and read
+// /debug/pprof (which answers POST too) through the delivery's answer:
+// the command line with its flags, goroutine stacks. The server refuses
+// to connect to its own listeners; before, this delivery was "delivered"
+// with the command line as its answer.
+func TestDeliveriesNeverReachOwnListeners(t *testing.T) {
+	t.Parallel()
+	db := filepath.Join(t.TempDir(), "own.db")
+	p := serve(t, db)
+	key, merchant := demoCredentials(t, p)
+	admin := adminLine.FindStringSubmatch(p.stderr.String())
+	if admin == nil {
+		t.Fatalf("no admin listener logged:\n%s", p.stderr)
+	}
+	for _, target := range []string{admin[1] + "/debug/pprof/cmdline", p.url + "/healthz"} {
+		if out, err := exec.Command(binary, "webhook", "create", "--merchant", merchant, "--url", target, "--db", db).CombinedOutput(); err != nil {
+			t.Fatalf("webhook create %s: %v %s", target, err, out)
+		}
+	}
+	create(t, p, key, "own-listeners", "+23560000001") // pays after about 2 s: one event to each endpoint
+
+	var deliveries []struct {
+		URL      string `json:"url"`
+		Attempts []struct {
+			StatusCode *int   `json:"status_code"`
+			Error      string `json:"error"`
+			Excerpt    string `json:"response_excerpt"`
+			InProgress bool   `json:"in_progress"`
+		} `json:"attempts"`
+	}
+	for deadline := time.Now().Add(20 * time.Second); ; {
+		out, err := exec.Command(binary, "webhook", "deliveries", "--merchant", merchant, "--json", "--db", db).Output()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var page struct {
+			Deliveries json.RawMessage `json:"deliveries"`
+		}
+		if err := json.Unmarshal(out, &page); err != nil {
+			t.Fatalf("%v: %s", err, out)
+		}
+		json.Unmarshal(page.Deliveries, &deliveries)
+		attempted := 0
+		for _, d := range deliveries {
+			if len(d.Attempts) > 0 && !d.Attempts[0].InProgress {
+				attempted++
+			}
+		}
+		if attempted == 2 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("deliveries not attempted in time: %s", out)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	for _, d := range deliveries {
+		a := d.Attempts[0]
+		if a.StatusCode != nil || a.Excerpt != "" || !strings.Contains(a.Error, "own listener") {
+			t.Errorf("delivery to %s: status %v, answer %q, error %q; want refused as momopay's own listener", d.URL, a.StatusCode, a.Excerpt, a.Error)
+		}
+	}
+}
