@@ -21,6 +21,7 @@ require (
 	github.com/riverqueue/river/rivertype v0.34.0
 	github.com/sony/gobreaker/v2 v2.1.0
 	golang.org/x/crypto v0.45.0
+	golang.org/x/net v0.47.0
 	golang.org/x/sync v0.23.0
 	golang.org/x/time v0.14.0
 	modernc.org/sqlite v1.60.1

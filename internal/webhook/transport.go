@@ -11,6 +11,9 @@ import (
 	"strings"
 	"syscall"
 	"time"
+	"unicode/utf8"
+
+	"golang.org/x/net/idna"
 )
 
 // MaxURLLength bounds a webhook URL. Longer values are almost always pasted
@@ -142,7 +145,10 @@ func ValidateURL(raw string, live bool) error {
 			return ErrURLPort
 		}
 	}
-	host := strings.TrimSuffix(strings.ToLower(u.Hostname()), ".")
+	host, err := asciiHost(u.Hostname())
+	if err != nil {
+		return ErrURLUnparsable
+	}
 	if live && (host == "localhost" || strings.HasSuffix(host, ".localhost")) {
 		return ErrURLLocalhost
 	}
@@ -160,6 +166,25 @@ func ValidateURL(raw string, live bool) error {
 		return ErrURLPrivateLocal
 	}
 	return nil
+}
+
+// asciiHost is the host as a delivery will look it up: net/http maps a
+// name with non-ASCII characters through IDNA's lookup profile (as
+// browsers do), which turns full-width digits, "。" and the like into
+// their ASCII forms, so "１２７。０。０。１" is 127.0.0.1 and must be judged as
+// such here. Lower case, without a final dot.
+func asciiHost(host string) (string, error) {
+	for i := range len(host) {
+		if host[i] >= utf8.RuneSelf {
+			ascii, err := idna.Lookup.ToASCII(host)
+			if err != nil {
+				return "", err
+			}
+			host = ascii
+			break
+		}
+	}
+	return strings.TrimSuffix(strings.ToLower(host), "."), nil
 }
 
 // endsInNumber reports whether host's last label is a number (decimal, or

@@ -60,6 +60,16 @@ func TestValidateURL(t *testing.T) {
 		{"https://LOCALHOST./hook", "localhost", ""},
 		{"https://api.localhost/hook", "localhost", ""},
 
+		// Host names are judged as a delivery resolves them (IDNA): these
+		// are 127.0.0.1, 169.254.169.254 and localhost.
+		{"https://１２７.０.０.１/", "private, loopback", ""},
+		{"https://127。0。0。1/", "private, loopback", ""},
+		{"https://①⑥⑨.②⑤④.①⑥⑨.②⑤④/", "private, loopback", "private or link-local"},
+		{"http://①⑥⑨.②⑤④.①⑥⑨.②⑤④/", "https", "private or link-local"},
+		{"https://ＬＯＣＡＬＨＯＳＴ/", "localhost", ""},
+		{"https://１０.１/", "numeric", "numeric"},
+		{"https://bücher.example/hook", "", ""},
+
 		{"", "required", "required"},
 		{"   ", "required", "required"},
 		{"ftp://example.com/hook", "https", "http:// or https://"},
