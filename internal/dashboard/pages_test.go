@@ -2,6 +2,7 @@ package dashboard_test
 
 import (
 	"context"
+	"encoding/base64"
 	"fmt"
 	"html"
 	"maps"
@@ -553,5 +554,40 @@ func TestOverviewFigures(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestFlashCookieIsSigned: the message after a form is the service's own.
+// A flash cookie written by anyone else (a sibling subdomain, the network)
+// shows nothing; before, its argument appeared in the page ("Your account
+// is suspended. Call … deliveries queued for re-sending.").
+func TestFlashCookieIsSigned(t *testing.T) {
+	b := setup(t, testserver.Options{})
+	br := b.login(b.owner.Email)
+	b64 := base64.RawURLEncoding.EncodeToString
+	forged := b64([]byte("wh.since.queued")) + "." + b64([]byte("Your account is suspended, call +235 66 00 00 00"))
+	for name, value := range map[string]string{
+		"unsigned":         forged,
+		"signed by no one": forged + "." + b64(make([]byte, 32)),
+		"no argument":      b64([]byte("keys.revoked")) + "." + b64([]byte("a forged argument")),
+	} {
+		br.others = map[string]string{"momopay_flash": value}
+		page := br.get("/keys")
+		if page.status != http.StatusOK || strings.Contains(page.body, `class="flash"`) || strings.Contains(page.body, "forged") || strings.Contains(page.body, "suspended") {
+			t.Errorf("%s flash cookie: %d, shown: %v", name, page.status, strings.Contains(page.body, `class="flash"`))
+		}
+	}
+	// The service's own still shows, once.
+	br.others = nil
+	br.postForm("/keys", nil)
+	keyID := keyIDs(t, b, b.s.MerchantID)[0]
+	if r := br.postForm("/keys/"+keyID+"/revoke", nil); r.status != http.StatusSeeOther {
+		t.Fatalf("revoke: %d", r.status)
+	}
+	if page := br.get("/keys"); !strings.Contains(page.body, "The key was revoked.") {
+		t.Error("the service's own flash is not shown")
+	}
+	if page := br.get("/keys"); strings.Contains(page.body, "The key was revoked.") {
+		t.Error("the flash is shown twice")
 	}
 }

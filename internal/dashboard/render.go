@@ -3,7 +3,6 @@ package dashboard
 import (
 	"bytes"
 	"embed"
-	"encoding/base64"
 	"errors"
 	"fmt"
 	"html/template"
@@ -112,7 +111,7 @@ func (d *Dashboard) render(w http.ResponseWriter, r *http.Request, status int, n
 	l.RequestID = w.Header().Get("X-Request-Id")
 	l.Path = r.URL.Path
 	if l.Flash == "" {
-		l.Flash, l.FlashArg = takeFlash(w, r)
+		l.Flash, l.FlashArg = d.takeFlash(w, r)
 	}
 	t, ok := d.pages.pages[name]
 	if !ok {
@@ -184,32 +183,4 @@ func (d *Dashboard) NotFoundPage() http.Handler {
 // forbidden is the 403 page for an action the user's role does not grant.
 func (d *Dashboard) forbidden(w http.ResponseWriter, r *http.Request) {
 	d.render(w, r, http.StatusForbidden, "message", &messagePage{layout: layout{Title: "forbidden.title"}, Heading: "forbidden.title", Body: "forbidden.body"})
-}
-
-// flashCookie carries a catalogue key (and one argument) across the 303
-// that follows a successful form; never a secret.
-const flashCookie = "momopay_flash"
-
-func (d *Dashboard) redirectWithFlash(w http.ResponseWriter, r *http.Request, to, key, arg string) {
-	http.SetCookie(w, &http.Cookie{Name: flashCookie, Value: encodeFlash(key, arg), Path: "/", HttpOnly: true, Secure: true, SameSite: http.SameSiteStrictMode})
-	http.Redirect(w, r, to, http.StatusSeeOther)
-}
-
-func encodeFlash(key, arg string) string {
-	return base64.RawURLEncoding.EncodeToString([]byte(key)) + "." + base64.RawURLEncoding.EncodeToString([]byte(arg))
-}
-
-func takeFlash(w http.ResponseWriter, r *http.Request) (key, arg string) {
-	c, err := r.Cookie(flashCookie)
-	if err != nil {
-		return "", ""
-	}
-	http.SetCookie(w, &http.Cookie{Name: flashCookie, Value: "", Path: "/", MaxAge: -1, HttpOnly: true, Secure: true, SameSite: http.SameSiteStrictMode})
-	k, a, _ := strings.Cut(c.Value, ".")
-	kb, err1 := base64.RawURLEncoding.DecodeString(k)
-	ab, err2 := base64.RawURLEncoding.DecodeString(a)
-	if _, ok := messages[english][string(kb)]; !ok || err1 != nil || err2 != nil {
-		return "", ""
-	}
-	return string(kb), string(ab)
 }
