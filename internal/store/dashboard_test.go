@@ -3,6 +3,7 @@ package store_test
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -180,6 +181,33 @@ func TestUsers(t *testing.T) {
 		}
 		if u, _ := users.User(ctx, m.ID, dev.ID); u.Language != "fr" || u.Role != team.Owner {
 			t.Errorf("after changes: %+v", u)
+		}
+	})
+}
+
+// TestLongestPasswordIsExact: bcrypt reads 72 bytes; a password of 72
+// bytes signs in as itself only, not followed by anything (before, any
+// longer password that began with it was accepted).
+func TestLongestPasswordIsExact(t *testing.T) {
+	eachEngine(t, func(t *testing.T, db *store.DB) {
+		ctx := t.Context()
+		now := time.Date(2026, 3, 1, 8, 0, 0, 0, time.UTC)
+		m, err := store.NewMerchants(db).Create(ctx, "Shop", "owner@shop.td", "correct horse battery", now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		users := store.NewUsers(db)
+		pw := strings.Repeat("long password ", 6)[:team.MaxPassword]
+		if _, err := users.Add(ctx, m.ID, "long@shop.td", team.Viewer, pw, now); err != nil {
+			t.Fatal(err)
+		}
+		if u, err := users.CheckPassword(ctx, "long@shop.td", pw); err != nil || u == nil {
+			t.Errorf("the 72-byte password: %v %v", u, err)
+		}
+		for _, longer := range []string{pw + "x", pw + pw} {
+			if u, err := users.CheckPassword(ctx, "long@shop.td", longer); err != nil || u != nil {
+				t.Errorf("a %d-byte password beginning with it signed in: %v %v", len(longer), u, err)
+			}
 		}
 	})
 }

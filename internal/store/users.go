@@ -130,7 +130,9 @@ func (s *Users) CheckPassword(ctx context.Context, email, password string) (*tea
 	if err != nil {
 		return nil, err
 	}
-	if bcrypt.CompareHashAndPassword([]byte(hash), []byte(password)) != nil {
+	// bcrypt reads 72 bytes and ignores the rest, so a longer password
+	// would match the one made of its first 72; none is set that long.
+	if bcrypt.CompareHashAndPassword([]byte(hash), []byte(password)) != nil || len(password) > team.MaxPassword {
 		return nil, nil
 	}
 	u.Credential = hash
