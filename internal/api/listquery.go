@@ -114,7 +114,9 @@ func parseQuery(raw string) (url.Values, map[string]string) {
 // instant. A form without seconds names its whole minute and a date its
 // whole UTC day, so that a to of that precision includes all of it
 // (to=2026-11-01 includes everything created that day). The basic forms
-// (no dashes or colons) are ISO 8601's too.
+// (no dashes or colons) are ISO 8601's too. A time without a zone is
+// read in UTC, as a date is and as every time the API returns is written
+// (Python's datetime.utcnow().isoformat() gives that form).
 var boundForms = []struct {
 	layout string
 	span   time.Duration
@@ -123,6 +125,10 @@ var boundForms = []struct {
 	{"20060102T150405Z0700", 0}, // takes fractional seconds as well
 	{"2006-01-02T15:04Z07:00", time.Minute},
 	{"20060102T1504Z0700", time.Minute},
+	{"2006-01-02T15:04:05", 0}, // fractional seconds too; no zone: UTC
+	{"20060102T150405", 0},
+	{"2006-01-02T15:04", time.Minute},
+	{"20060102T1504", time.Minute},
 	{time.DateOnly, 24 * time.Hour},
 	{"20060102", 24 * time.Hour},
 }

@@ -100,8 +100,9 @@ func TestListQueryStrings(t *testing.T) {
 }
 
 // TestListBoundForms: from and to take ISO 8601's other common forms (a
-// lower-case t and z, the basic form, minutes without seconds), and a to
-// without seconds includes its whole minute, as a date includes its day.
+// lower-case t and z, the basic form, minutes without seconds, no zone for
+// UTC), and a to without seconds includes its whole minute, as a date
+// includes its day.
 func TestListBoundForms(t *testing.T) {
 	eachEngine(t, func(t *testing.T, engine string) {
 		s := testserver.Start(t, testserver.Options{DB: engine})
@@ -124,6 +125,12 @@ func TestListBoundForms(t *testing.T) {
 			"?from=" + minute.Format("2006-01-02T15:04Z"):                              1,
 			"?to=" + created.Format("20060102"):                                        1,
 			"?from=" + created.AddDate(0, 0, 1).Format("20060102"):                     0,
+			// Without a zone: UTC.
+			"?from=" + created.Add(-time.Second).Format("2006-01-02T15:04:05.999999"): 1,
+			"?from=" + created.Add(time.Second).Format("2006-01-02T15:04:05.999999"):  0,
+			"?to=" + created.Add(-time.Second).Format("20060102T150405"):              0,
+			"?to=" + minute.Format("2006-01-02T15:04"):                                1,
+			"?from=" + minute.Add(time.Minute).Format("20060102T1504"):                0,
 		} {
 			r := do(t, s, "GET", "/v1/transactions"+query, s.APIKey, nil)
 			if r.status != 200 {
@@ -134,7 +141,7 @@ func TestListBoundForms(t *testing.T) {
 				t.Errorf("%s: total %d, want %d", query, got, want)
 			}
 		}
-		for _, bad := range []string{"2026-11-26T07", "2026-11-26T07:10", "26-11-26", "2026-W48", "2026-330"} {
+		for _, bad := range []string{"2026-11-26T07", "2026-11-26T07Z", "2026-11-26T07:10:60", "26-11-26", "2026-W48", "2026-330"} {
 			if r := do(t, s, "GET", "/v1/transactions?from="+bad, s.APIKey, nil); r.status != 400 || r.fields()["from"] == nil {
 				t.Errorf("from=%s: %d %s, want 400 naming from", bad, r.status, r.raw)
 			}
