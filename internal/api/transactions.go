@@ -75,7 +75,10 @@ func (s *Server) handleCreateTransaction() http.Handler {
 
 func (s *Server) handleGetTransaction() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		t, err := s.payments.Get(r.Context(), merchantID(r.Context()), r.PathValue("id"))
+		// A UUID's hex digits are case-insensitive on input (RFC 9562), so
+		// an id in upper or mixed case names the same transaction; other
+		// spellings (braces, urn:uuid:, no dashes) are no ids (ValidID).
+		t, err := s.payments.Get(r.Context(), merchantID(r.Context()), strings.ToLower(r.PathValue("id")))
 		if err != nil {
 			writeError(w, r, s.log, err)
 			return
