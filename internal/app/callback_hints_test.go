@@ -140,4 +140,12 @@ func TestUnverifiedCallbackSettlesByTheEnquiry(t *testing.T) {
 	if err != nil || got.Status != payment.StatusSuccess {
 		t.Errorf("after a hint saying FAILED about a payment Airtel says was paid: %v %v, want SUCCESS", got, err)
 	}
+	// A hint about no payment is answered as one about a payment (it used
+	// to be 404 against 200: a probe of which internal_refs exist).
+	for _, ref := range []string{"SERVICE-NOSUCH00", "SERVICE-\x00", "no ref at all"} {
+		cb := operator.Callback{Ref: ref, Unverified: true, Outcome: operator.Outcome{State: operator.Succeeded}}
+		if err := a.Payments.HandleCallback(t.Context(), payment.OperatorAirtel, cb); err != nil {
+			t.Errorf("hint about %q: %v, want it taken like any other", ref, err)
+		}
+	}
 }

@@ -111,7 +111,8 @@ func (s *Service) SettleByRef(ctx context.Context, op Operator, ref string, o op
 // HandleCallback acts on a callback of operator op. A verified one settles
 // its payment (SettleByRef); an unverified one is only a hint that the
 // payment moved: the operator is asked at once, and its answer, not the
-// callback's, is acted on.
+// callback's, is acted on. A hint about no payment of op changes nothing
+// and is no error, so that hints cannot probe which payments exist.
 func (s *Service) HandleCallback(ctx context.Context, op Operator, cb operator.Callback) error {
 	if !cb.Unverified {
 		if cb.Outcome.State == operator.Failed && cb.Outcome.Reason == operator.ReasonOther {
@@ -120,11 +121,14 @@ func (s *Service) HandleCallback(ctx context.Context, op Operator, cb operator.C
 		return s.SettleByRef(ctx, op, cb.Ref, cb.Outcome, SourceCallback)
 	}
 	t, err := s.store.TransactionByInternalRef(ctx, cb.Ref)
+	if errors.Is(err, ErrNotFound) || err == nil && t.Operator != op {
+		// Answered as any hint is: an unsigned callback must not tell
+		// its sender which internal_refs exist.
+		s.log.Debug("unverified callback about no payment of this operator", "operator", op)
+		return nil
+	}
 	if err != nil {
 		return err
-	}
-	if t.Operator != op {
-		return ErrNotFound
 	}
 	return s.hint(ctx, op, t)
 }
