@@ -25,6 +25,11 @@ func decodeObject(body []byte) (map[string]json.RawMessage, error) {
 	if len(bytes.TrimSpace(body)) == 0 {
 		return nil, bodyError("is empty: send a JSON object")
 	}
+	if bytes.HasPrefix(body, []byte("\uFEFF")) {
+		// Windows editors and PowerShell write one; encoding/json would
+		// report it as an "invalid character 'ï'".
+		return nil, bodyError("starts with a byte order mark (U+FEFF): send the JSON without it")
+	}
 	var raw map[string]json.RawMessage
 	if err := json.Unmarshal(body, &raw); err != nil {
 		if _, ok := err.(*json.UnmarshalTypeError); ok {
