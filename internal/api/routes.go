@@ -41,6 +41,8 @@ type Server struct {
 	observe   ObserveRequest
 	trusted   []netip.Prefix
 	page404   http.Handler
+	// finals keeps final transactions' answers (finals.go).
+	finals *finals
 }
 
 // Config carries the Server's collaborators.
@@ -82,6 +84,7 @@ func NewServer(cfg Config) *Server {
 		keyLimits: cfg.KeyLimiter, trusted: cfg.TrustedProxies, page404: cfg.PageNotFound,
 		authFailures:      NewBuckets(AuthFailureLimit, maxLimiters),
 		rejectedCallbacks: rate.Sometimes{First: 1, Interval: time.Second},
+		finals:            newFinals(),
 	}
 }
 

@@ -78,12 +78,26 @@ func (s *Server) handleGetTransaction() http.Handler {
 		// A UUID's hex digits are case-insensitive on input (RFC 9562), so
 		// an id in upper or mixed case names the same transaction; other
 		// spellings (braces, urn:uuid:, no dashes) are no ids (ValidID).
-		t, err := s.payments.Get(r.Context(), merchantID(r.Context()), strings.ToLower(r.PathValue("id")))
+		merchant, id := merchantID(r.Context()), strings.ToLower(r.PathValue("id"))
+		if answer, ok := s.finals.get(merchant, id); ok {
+			writeJSONBytes(w, http.StatusOK, answer)
+			return
+		}
+		t, err := s.payments.Get(r.Context(), merchant, id)
 		if err != nil {
 			writeError(w, r, s.log, err)
 			return
 		}
-		writeJSON(w, http.StatusOK, toJSON(t, true))
+		answer, err := json.Marshal(toJSON(t, true))
+		if err != nil {
+			writeError(w, r, s.log, err)
+			return
+		}
+		answer = append(answer, '\n') // as json.Encoder ends every answer
+		if t.Status.Final() {
+			s.finals.keep(merchant, id, answer)
+		}
+		writeJSONBytes(w, http.StatusOK, answer)
 	})
 }
 
