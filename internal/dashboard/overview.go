@@ -131,7 +131,7 @@ func (d *Dashboard) overview(ctx context.Context, merchantID string, now time.Ti
 	}
 	p.SuccessRate = "–"
 	if final > 0 {
-		p.SuccessRate = fmt.Sprintf("%d %%", status[payment.StatusSuccess].Count*100/final)
+		p.SuccessRate = fmt.Sprintf("%d %%", (status[payment.StatusSuccess].Count*200+final)/(2*final)) // rounded, not cut
 	}
 	p.Chart = barChart(translate(lang, "overview.chart"), days, perDay)
 	return p, nil
@@ -148,7 +148,14 @@ func barChart(label string, days []string, amounts map[string]int64) template.HT
 	}
 	slot := width / len(days)
 	var b strings.Builder
-	fmt.Fprintf(&b, `<svg class="chart" viewBox="0 0 %d %d" role="img" aria-label="%s">`, width, height, template.HTMLEscapeString(label))
+	// The name carries the figures: a bar's <title> shows on hover only,
+	// which neither a screen reader, a keyboard nor a finger gets.
+	figures := make([]string, len(days))
+	for i, d := range days {
+		figures[i] = d[8:] + "/" + d[5:7] + " " + fcfa(amounts[d])
+	}
+	fmt.Fprintf(&b, `<svg class="chart" viewBox="0 0 %d %d" role="img" aria-label="%s">`, width, height,
+		template.HTMLEscapeString(label+": "+strings.Join(figures, ", ")))
 	for i, d := range days {
 		h := int(amounts[d] * (height - bottom - 10) / top)
 		if amounts[d] > 0 {

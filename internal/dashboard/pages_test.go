@@ -490,8 +490,14 @@ func TestLanguages(t *testing.T) {
 		if page := br.get("/"); !strings.Contains(page.body, `<html lang="en">`) || !strings.Contains(page.body, "Collected today") {
 			t.Error("English by default")
 		}
-		r := br.postForm("/account/language", url.Values{"language": {"fr"}, "return": {"/keys"}})
-		if r.status != http.StatusSeeOther || r.header.Get("Location") != "/keys" {
+		// The switch returns to the page it was on, filters included.
+		filtered := "/transactions?status=FAILED&operator=MOOV"
+		back := regexp.MustCompile(`name="return" value="([^"]*)"`).FindStringSubmatch(br.get(filtered).body)
+		if back == nil || html.UnescapeString(back[1]) != filtered {
+			t.Fatalf("the language switch returns to %v, want %s", back, filtered)
+		}
+		r := br.postForm("/account/language", url.Values{"language": {"fr"}, "return": {html.UnescapeString(back[1])}})
+		if r.status != http.StatusSeeOther || r.header.Get("Location") != filtered {
 			t.Fatalf("switch: %d %s", r.status, r.header.Get("Location"))
 		}
 		// Remembered for the user, in another browser too, whatever it asks.
@@ -534,6 +540,9 @@ func TestOverviewFigures(t *testing.T) {
 			pay("today-2", 250000, payment.OperatorMoov, payment.StatusSuccess)
 			pay("today-3", 700, payment.OperatorMoov, payment.StatusFailed)
 			pay("today-4", 900, payment.OperatorAirtel, payment.StatusPending)
+			for _, ref := range []string{"today-5", "today-6", "today-7"} {
+				pay(ref, 800, payment.OperatorMoov, payment.StatusFailed)
+			}
 			clock.Advance(-2 * time.Hour) // 22:30 UTC, 23:30 the day before in N'Djamena
 			pay("yesterday", 10000, payment.OperatorAirtel, payment.StatusSuccess)
 			clock.Advance(2 * time.Hour)
@@ -542,7 +551,10 @@ func TestOverviewFigures(t *testing.T) {
 			for _, want := range []string{
 				"251 500 FCFA", // today: 1 500 + 250 000
 				"261 500 FCFA", // 7 days, with yesterday's 10 000
-				"75 %",         // 3 of 4 final payments succeeded
+				"43 %",         // 3 of 7 final payments succeeded: 42.9 %, rounded
+				// The chart's name carries its figures, for screen readers.
+				`aria-label="Collected per day, last 7 days: 05/03 0 FCFA, `,
+				`10/03 10 000 FCFA, 11/03 251 500 FCFA"`,
 				`title="2026-03-10 23:30:00 UTC">11/03/2026 00:30</time>`,
 				"today-4",
 				// SUCCESS: 2 today, 3 over the week; AIRTEL: 2 today, 3 in all.

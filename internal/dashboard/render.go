@@ -31,7 +31,8 @@ type layout struct {
 	// Nav is the current section ("overview", "keys", ...), to mark the
 	// menu.
 	Nav string
-	// Path is the page's own path, for the language switch to return to.
+	// Path is the page's own path and query (its filters), for the
+	// language switch to return to.
 	Path string
 }
 
@@ -110,6 +111,9 @@ func (d *Dashboard) render(w http.ResponseWriter, r *http.Request, status int, n
 	l.Sandbox = d.sandbox
 	l.RequestID = w.Header().Get("X-Request-Id")
 	l.Path = r.URL.Path
+	if r.Method == http.MethodGet && len(r.URL.RequestURI()) < 512 { // localPath's bound
+		l.Path = r.URL.RequestURI()
+	}
 	if l.Flash == "" {
 		l.Flash, l.FlashArg = d.takeFlash(w, r)
 	}

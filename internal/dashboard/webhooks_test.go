@@ -390,7 +390,7 @@ func TestOverviewAlertCountsWhatCanBeResent(t *testing.T) {
 		if _, err := b.s.App.DB.Exec(`UPDATE webhook_deliveries SET state = 'undelivered', next_attempt_at = NULL WHERE merchant_id = $1`, b.s.MerchantID); err != nil {
 			t.Fatal(err)
 		}
-		if page := br.get("/").body; !strings.Contains(page, "1 webhook deliveries could not be delivered.") {
+		if page := br.get("/").body; !strings.Contains(page, "1 webhook delivery could not be delivered.") {
 			t.Error("the overview does not count the one payment delivery that can be re-sent (and only it)")
 		}
 		if r := br.postForm("/webhooks/"+endpoint+"/delete", nil); r.status != http.StatusSeeOther {

@@ -11,6 +11,11 @@ import (
 // scrolling sideways (the issue's 360 px).
 const phoneWidth = 360
 
+// sidebarWidth is the narrowest screen with the side menu (app.css's 860
+// px breakpoint): its 220 px leave the least room for the page's tables,
+// which must scroll in their wrappers rather than widen the page.
+const sidebarWidth = 860
+
 // widthReport is what measureWidth finds on a page.
 type widthReport struct {
 	// Meta says the page has <meta name="viewport"
@@ -25,8 +30,9 @@ type widthReport struct {
 	Offenders []string `json:"offenders"`
 }
 
-var measureWidth = fmt.Sprintf(`(() => {
-  const de = document.documentElement, w = %d;
+// measureWidth measures the page in a viewport of the width given.
+const measureWidth = `(w => {
+  const de = document.documentElement;
   // An element is clipped by an ancestor that scrolls or hides on its own,
   // unless it is positioned against a box outside that ancestor (an
   // absolute element escapes an unpositioned scroller).
@@ -58,7 +64,7 @@ var measureWidth = fmt.Sprintf(`(() => {
   }
   const meta = document.querySelector('meta[name=viewport]');
   return {meta: !!meta && /width=device-width/.test(meta.content), client: w, scroll: de.scrollWidth, offenders: out.map(o => o.d)};
-})()`, phoneWidth)
+})`
 
 // checkNarrow shows the current page on a 360 px wide phone screen, saves its
 // screenshot as <name>-360.png, fails the test if the page scrolls sideways,
@@ -88,17 +94,26 @@ func (b *Browser) checkNarrow(name string) {
 	if len(vs) > 0 {
 		b.t.Errorf("axe-core on %q (%s) at %d px: %d serious or critical violation(s):\n%s", name, b.path(), phoneWidth, len(vs), formatViolations(vs))
 	}
+	if r := b.atWidth(sidebarWidth, nil); r.problem() != "" {
+		b.t.Errorf("page %q (%s) at %d px, beside the side menu: %s", name, b.path(), sidebarWidth, r.problem())
+	}
 }
 
 // onPhone measures the current page on a phone-sized screen, calls also
 // while the page is shown that way, and puts the desktop viewport back.
 func (b *Browser) onPhone(also func()) widthReport {
 	b.t.Helper()
+	return b.atWidth(phoneWidth, also)
+}
+
+// atWidth is onPhone at another width.
+func (b *Browser) atWidth(width int, also func()) widthReport {
+	b.t.Helper()
 	// Not EmulateMobile: a mobile viewport zooms out to fit wide content,
 	// which would hide the culprits; the viewport meta is checked apart.
-	b.do("emulate a phone", chromedp.EmulateViewport(phoneWidth, 740, chromedp.EmulateScale(1)))
-	defer b.do("leave the phone", chromedp.EmulateViewport(1280, 900))
-	r := run(b, "measure the page's width", chromedp.Evaluate[widthReport](measureWidth))
+	b.do("emulate a narrower screen", chromedp.EmulateViewport(int64(width), 740, chromedp.EmulateScale(1)))
+	defer b.do("leave the narrower screen", chromedp.EmulateViewport(1280, 900))
+	r := run(b, "measure the page's width", chromedp.Evaluate[widthReport](fmt.Sprintf("%s(%d)", measureWidth, width)))
 	if also != nil {
 		also()
 	}
