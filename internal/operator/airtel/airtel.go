@@ -479,15 +479,26 @@ func (a *Adapter) Refund(ctx context.Context, p operator.Payment, airtelMoneyID 
 		a.logCall(p.TransactionID, "refund", start, ans.httpStatus, code, err)
 		return operator.RefundOutcome{}, err
 	}
+	done, refused := refundAnswer(st, env.Data.Transaction.Status)
+	if !done && !refused {
+		// In progress, accepted for later, or a code we do not know: the
+		// money may yet move, so this is no refusal a person could answer
+		// by asking again (a second refund would pay twice).
+		err = fmt.Errorf("airtel refund: %s %s, neither done nor refused: answer unknown", code, clip(st.Message))
+		a.logCall(p.TransactionID, "refund", start, ans.httpStatus, code, err)
+		return operator.RefundOutcome{}, err
+	}
 	a.logCall(p.TransactionID, "refund", start, ans.httpStatus, code, nil)
-	status := strings.ToUpper(env.Data.Transaction.Status)
 	return operator.RefundOutcome{
-		Refunded:    st.Success && (status == statusSuccess || status == "SUCCESS" || status == ""),
+		Refunded:    done,
 		Code:        code,
 		Detail:      st.Message,
 		OperatorRef: env.Data.Transaction.AirtelMoneyID,
 	}, nil
 }
+
+// clip shortens an operator's message for an error.
+func clip(s string) string { return operator.Clip(s, 200) }
 
 // NextPoll implements operator.PollScheduler. Airtel calls back, so the
 // enquiries only catch lost callbacks: the first comes FirstEnquiry after

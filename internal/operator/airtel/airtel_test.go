@@ -602,6 +602,54 @@ func TestRefund(t *testing.T) {
 	}
 }
 
+// TestRefundAnswers: only an answer that says the refund happened, or
+// certainly did not, is one; in progress, accepted, "try later" or a code
+// we do not know leave the refund's fate unknown (an error), never a
+// refusal someone could answer by refunding again (which paid twice).
+func TestRefundAnswers(t *testing.T) {
+	t.Parallel()
+	var answer atomic.Value
+	b := setup(t, func(sim http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.URL.Path == "/standard/v1/payments/refund" {
+				w.Header().Set("Content-Type", "application/json")
+				io.WriteString(w, answer.Load().(string))
+				return
+			}
+			sim.ServeHTTP(w, r)
+		})
+	}, nil)
+	p := pay(airtelsim.PhoneSuccess)
+	const amid = "MP0001"
+	for _, c := range []struct {
+		name, body        string
+		refunded, unknown bool
+	}{
+		{"done", `{"data":{"transaction":{"airtel_money_id":"MP0001","status":"TS"}},"status":{"result_code":"ESB000010","success":true}}`, true, false},
+		{"done, no status", `{"status":{"result_code":"ESB000010","success":true}}`, true, false},
+		{"failed", `{"data":{"transaction":{"status":"TF"}},"status":{"result_code":"ESB000011","success":false}}`, false, false},
+		{"no such payment", `{"status":{"result_code":"ESB000045","response_code":"DP00800001025","success":false}}`, false, false},
+		{"already refunded", `{"status":{"result_code":"ESB000011","message":"Transaction already refunded","success":false}}`, false, false},
+		{"in progress", `{"data":{"transaction":{"airtel_money_id":"MP0001","status":"TIP"}},"status":{"result_code":"ESB000010","response_code":"DP00800001006","success":true}}`, false, true},
+		{"accepted", `{"data":{"transaction":{"status":"PENDING"}},"status":{"result_code":"ESB000010","message":"Accepted","success":true}}`, false, true},
+		{"in progress, no status", `{"status":{"result_code":"ESB000010","response_code":"DP00800001006","success":true}}`, false, true},
+		{"try later", `{"status":{"result_code":"ESB000001","message":"Internal error, try later","success":false}}`, false, true},
+		{"unknown code", `{"status":{"result_code":"ESB999999","success":false}}`, false, true},
+		{"in progress, not a success", `{"data":{"transaction":{"status":"TIP"}},"status":{"result_code":"ESB000011","success":false}}`, false, true},
+	} {
+		answer.Store(c.body)
+		out, err := b.ad.Refund(t.Context(), p, amid)
+		switch {
+		case c.unknown && err == nil:
+			t.Errorf("%s: %+v, want an unknown answer (error)", c.name, out)
+		case !c.unknown && err != nil:
+			t.Errorf("%s: %v, want an answer", c.name, err)
+		case !c.unknown && out.Refunded != c.refunded:
+			t.Errorf("%s: refunded %v, want %v", c.name, out.Refunded, c.refunded)
+		}
+	}
+}
+
 // TestSchedule: enquiries start after FirstEnquiry and back off to 30 s.
 func TestSchedule(t *testing.T) {
 	t.Parallel()

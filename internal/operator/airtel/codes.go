@@ -108,3 +108,28 @@ func outcomeOf(status, responseCode, message, airtelMoneyID string) operator.Out
 	}
 	return o
 }
+
+// refundAnswer reads a refund answer: done when Airtel says it succeeded
+// (TS or SUCCESS, or no status with no in-progress code), refused only
+// when it certainly did not happen: status.success false with a failed
+// transaction status, or a code that names why (a refusal of the gateway,
+// no such payment, a payer-side failure). Anything else (TIP, PENDING, an
+// in-progress or ambiguous code, an error "try later", a code we do not
+// know) is neither: the refund's fate is unknown. Unverified: Airtel
+// documents the codes, not which of them a refund can answer.
+func refundAnswer(st statusBlock, txStatus string) (done, refused bool) {
+	status := strings.ToUpper(txStatus)
+	if st.Success {
+		inProgress := st.ResponseCode == codeInProcess || st.ResponseCode == codeAmbiguous
+		return status == statusSuccess || status == "SUCCESS" || status == "" && !inProgress, false
+	}
+	switch {
+	case status == statusFailed || status == "FAILED":
+		return false, true
+	case status != "":
+		return false, false // in progress, or a status we do not know
+	case st.ResultCode == codeNoSuchPayment, pushRefused(st.ResultCode), pushDeclined(st.ResponseCode):
+		return false, true
+	}
+	return false, false
+}
