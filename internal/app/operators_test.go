@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/momopay/momopay/internal/app"
+	"github.com/momopay/momopay/internal/operator"
 	"github.com/momopay/momopay/internal/operator/airtel/airtelsim"
 	"github.com/momopay/momopay/internal/operator/moov"
 	"github.com/momopay/momopay/internal/payment"
@@ -93,6 +94,45 @@ func TestAutoRefundLateSuccess(t *testing.T) {
 			}
 			if refunds, _ := a.Refunds.List(t.Context(), merchant, on.ID); len(refunds) != 1 {
 				t.Errorf("second late report: %d refunds", len(refunds))
+			}
+		})
+	}
+}
+
+// TestLateFailureNamesNoRefundTarget: after TIMEOUT, a late FAILED report
+// naming some Airtel id, then the payer's late SUCCESS: the refund goes to
+// the payment Airtel reported paid. Before, the FAILED report's id was
+// kept as the payment's and the auto-refund was sent for it.
+func TestLateFailureNamesNoRefundTarget(t *testing.T) {
+	for _, engine := range testdb.Engines {
+		t.Run(engine, func(t *testing.T) {
+			t.Parallel()
+			a, clk, merchant := openIdle(t, engine)
+			if _, err := a.Refunds.SetAutoRefundLateSuccess(t.Context(), merchant, true); err != nil {
+				t.Fatal(err)
+			}
+			tx := initiateAirtel(t, a, merchant, "late-failed-then-paid", "+23560000003")
+			clk.Advance(payment.DefaultPendingTTL)
+			if _, err := a.Payments.Expire(t.Context(), merchant, tx.ID); err != nil {
+				t.Fatal(err)
+			}
+			failed := operator.Outcome{State: operator.Failed, Reason: operator.ReasonOther, Code: "TF", OperatorRef: "AM-SOMEONE-ELSE"}
+			if err := a.Payments.SettleByRef(t.Context(), payment.OperatorAirtel, tx.InternalRef, failed, payment.SourceCallback); err != nil {
+				t.Fatal(err)
+			}
+			if got, _ := a.Transactions.Transaction(t.Context(), merchant, tx.ID); got.OperatorRef != "" {
+				t.Errorf("after a late FAILED: operator reference %q, want none", got.OperatorRef)
+			}
+			if _, _, err := a.AnswerSandboxPayment(t.Context(), merchant, tx.ID, true); err != nil {
+				t.Fatal(err)
+			}
+			paid := airtelsim.AirtelMoneyID(tx.InternalRef)
+			if got, _ := a.Transactions.Transaction(t.Context(), merchant, tx.ID); got.OperatorRef != paid {
+				t.Errorf("after the late SUCCESS: operator reference %q, want %q", got.OperatorRef, paid)
+			}
+			refunds, err := a.Refunds.List(t.Context(), merchant, tx.ID)
+			if err != nil || len(refunds) != 1 || refunds[0].Status != payment.RefundRefunded || refunds[0].OperatorRef != paid {
+				t.Errorf("refunds %+v %v, want one REFUNDED of %s", refunds, err, paid)
 			}
 		})
 	}

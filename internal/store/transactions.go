@@ -359,9 +359,11 @@ func (s *Transactions) settle(ctx context.Context, tx *sql.Tx, st payment.Settle
 	if !t.Status.Final() {
 		return settled{t: t}, nil // an early EXPIRED, held
 	}
-	if t.OperatorRef == "" && st.OperatorRef != "" {
-		// A late outcome may bring the operator's id of a payment that
-		// ended without one: a refund of a late SUCCESS needs it.
+	if t.OperatorRef == "" && st.OperatorRef != "" && st.To == payment.StatusSuccess {
+		// A late SUCCESS may bring the operator's id of a payment that
+		// ended without one: its refund needs it. Only a SUCCESS: the id
+		// a contradicting FAILED report names is no payment to refund,
+		// and was, when a late SUCCESS followed (its refund went to it).
 		if _, err := tx.ExecContext(ctx, `UPDATE transactions SET operator_ref = $1
 			WHERE merchant_id = $2 AND id = $3 AND operator_ref IS NULL`, st.OperatorRef, t.MerchantID, t.ID); err != nil {
 			return settled{}, err
