@@ -36,7 +36,7 @@ func (a *App) wireDashboard(ctx context.Context) error {
 	d, err := dashboard.New(dashboard.Config{
 		Accounts: a.Users, Sessions: a.Sessions, AuditLog: a.AuditLog, Team: a.Users,
 		Keys: dashboardKeys{a.APIKeys}, Figures: dashboardFigures{store.NewFigures(a.DB)},
-		Payments: a.Payments, Records: a.Transactions, Webhooks: a.Webhooks, Cases: a.Cases,
+		Payments: a.Payments, Records: a.Transactions, Webhooks: a.Webhooks, Cases: a.Cases, Refunds: a.Refunds,
 		Phone: &sandboxPhone{txs: a.Transactions, payments: a.Payments, answer: a.AnswerSandboxPayment,
 			answers: store.NewSandboxAnswers(a.DB), now: a.cfg.Now},
 		Secret: secret, Sandbox: a.cfg.Mode == ModeSandbox, Now: a.cfg.Now, Logger: a.cfg.Logger,

@@ -23,7 +23,7 @@ type Cases interface {
 
 type reconciliationPage struct {
 	layout
-	Cases    []payment.ReconciliationCase
+	Cases    []caseView
 	OpenOnly bool
 	// The resolve form that was refused, refilled with its message.
 	CaseID string
@@ -33,11 +33,47 @@ type reconciliationPage struct {
 }
 
 func (d *Dashboard) reconciliationPage(r *http.Request, openOnly bool) (*reconciliationPage, error) {
-	cases, err := d.cases.ForMerchant(r.Context(), sessionOf(r).MerchantID, openOnly)
+	merchant := sessionOf(r).MerchantID
+	cases, err := d.cases.ForMerchant(r.Context(), merchant, openOnly)
 	if err != nil {
 		return nil, err
 	}
-	return &reconciliationPage{layout: layout{Title: "rc.title", Nav: "reconciliation"}, Cases: cases, OpenOnly: openOnly}, nil
+	views := make([]caseView, len(cases))
+	for i, c := range cases {
+		views[i].ReconciliationCase = c
+		if views[i].Refunds, err = d.refunds.List(r.Context(), merchant, c.TransactionID); err != nil {
+			return nil, err
+		}
+	}
+	return &reconciliationPage{layout: layout{Title: "rc.title", Nav: "reconciliation"}, Cases: views, OpenOnly: openOnly}, nil
+}
+
+// caseView is a case with the refunds of its payment: a late SUCCESS the
+// service refunded by itself must not be paid back by hand as well.
+type caseView struct {
+	payment.ReconciliationCase
+	Refunds []payment.Refund
+}
+
+// Refunded is the refund that gave the money back, if any.
+func (c caseView) Refunded() *payment.Refund {
+	for i := range c.Refunds {
+		if c.Refunds[i].Status == payment.RefundRefunded {
+			return &c.Refunds[i]
+		}
+	}
+	return nil
+}
+
+// RefundInDoubt is a refund whose fate is not known (asked, no answer),
+// if any: the money may have gone back already.
+func (c caseView) RefundInDoubt() *payment.Refund {
+	for i := range c.Refunds {
+		if s := c.Refunds[i].Status; s == payment.RefundRequested || s == payment.RefundUnknown {
+			return &c.Refunds[i]
+		}
+	}
+	return nil
 }
 
 func (d *Dashboard) handleReconciliation() http.Handler {
@@ -92,6 +128,8 @@ func init() {
 		"rc.intro":          "An operator answered after a payment was already final, and the answer contradicts it. The payment keeps its status; check with the operator, settle the money with the payer, and note what you did.",
 		"rc.openonly":       "Open cases only",
 		"rc.all":            "All cases",
+		"rc.refunded":       "The payer was refunded %s (%s): there is nothing to pay back.",
+		"rc.refund.doubt":   "A refund was asked and its answer is unknown: the money may have gone back already. Check the operator's portal before paying anything back.",
 		"rc.what":           "The payment was %s when the operator reported %s.",
 		"rc.source":         "Reported by",
 		"rc.detail":         "Operator's words",
@@ -120,6 +158,8 @@ func init() {
 		"rc.intro":          "Un opérateur a répondu après qu'un paiement était déjà final, et sa réponse le contredit. Le paiement garde son statut ; vérifiez auprès de l'opérateur, réglez l'argent avec le payeur et notez ce que vous avez fait.",
 		"rc.openonly":       "Cas ouverts seulement",
 		"rc.all":            "Tous les cas",
+		"rc.refunded":       "Le payeur a été remboursé de %s (%s) : il n'y a rien à lui rendre.",
+		"rc.refund.doubt":   "Un remboursement a été demandé et sa réponse est inconnue : l'argent est peut-être déjà rendu. Vérifiez sur le portail de l'opérateur avant de rendre quoi que ce soit.",
 		"rc.what":           "Le paiement était %s quand l'opérateur a signalé %s.",
 		"rc.source":         "Signalé par",
 		"rc.detail":         "Termes de l'opérateur",

@@ -7,8 +7,10 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/momopay/momopay/internal/payment"
+	"github.com/momopay/momopay/internal/testserver"
 )
 
 // lateCase makes a reconciliation case for merchant: a payment refused on
@@ -88,4 +90,37 @@ func TestReconciliationPage(t *testing.T) {
 			t.Errorf("resolving another merchant's case: %d", r.status)
 		}
 	})
+}
+
+// TestRefundsShown: a late SUCCESS the service refunded by itself shows as
+// refunded on its case and on the payment's page, so nobody pays the payer
+// back a second time by hand; before, the case said only "Open", and the
+// transaction page showed no refund at all.
+func TestRefundsShown(t *testing.T) {
+	clock := testserver.NewClock(time.Now())
+	b := setup(t, testserver.Options{Now: clock.Now})
+	ctx := context.Background()
+	app := b.s.App
+	if _, err := app.Refunds.SetAutoRefundLateSuccess(ctx, b.s.MerchantID, true); err != nil {
+		t.Fatal(err)
+	}
+	tx, err := app.Payments.Initiate(ctx, b.s.MerchantID, payment.CreateRequest{Reference: "late-paid", Amount: 4500,
+		Currency: "XAF", Operator: "AIRTEL", PhoneNumber: "+23560000003"}) // never answers in time
+	if err != nil {
+		t.Fatal(err)
+	}
+	clock.Advance(payment.DefaultPendingTTL)
+	if _, err := app.Payments.Expire(ctx, b.s.MerchantID, tx.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := app.AnswerSandboxPayment(ctx, b.s.MerchantID, tx.ID, true); err != nil { // the payer confirms late
+		t.Fatal(err)
+	}
+	owner := b.login(b.owner.Email)
+	if page := owner.get("/reconciliation").body; !strings.Contains(page, "The payer was refunded 4 500 FCFA (auto-refund: late SUCCESS after TIMEOUT): there is nothing to pay back.") {
+		t.Error("the case does not say the payer was refunded")
+	}
+	if page := owner.get("/transactions/" + tx.ID).body; !strings.Contains(page, "<h2>Refunds</h2>") || !strings.Contains(page, "<strong>Refunded</strong> · 4 500 FCFA") {
+		t.Error("the transaction page does not show its refund")
+	}
 }

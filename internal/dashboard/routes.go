@@ -27,6 +27,7 @@ type Config struct {
 	Records  TransactionRecords
 	Webhooks Webhooks
 	Cases    Cases
+	Refunds  Refunds
 	Phone    Phone
 	// Secret signs session tokens: at least MinSecretBytes.
 	Secret []byte
@@ -51,6 +52,7 @@ type Dashboard struct {
 	records      TransactionRecords
 	webhooks     Webhooks
 	cases        Cases
+	refunds      Refunds
 	phone        Phone
 	secret       []byte
 	sandbox      bool
@@ -93,7 +95,7 @@ func New(cfg Config) (*Dashboard, error) {
 	}
 	d := &Dashboard{
 		accounts: cfg.Accounts, sessions: cfg.Sessions, auditLog: cfg.AuditLog, keys: cfg.Keys, team: cfg.Team,
-		figures: cfg.Figures, payments: cfg.Payments, records: cfg.Records, webhooks: cfg.Webhooks, cases: cfg.Cases, phone: cfg.Phone, secret: cfg.Secret, sandbox: cfg.Sandbox, now: cfg.Now, log: cfg.Logger,
+		figures: cfg.Figures, payments: cfg.Payments, records: cfg.Records, webhooks: cfg.Webhooks, cases: cfg.Cases, refunds: cfg.Refunds, phone: cfg.Phone, secret: cfg.Secret, sandbox: cfg.Sandbox, now: cfg.Now, log: cfg.Logger,
 		noteMerchant: cfg.NoteMerchant, pages: r, assets: a,
 		byAccount: api.NewBuckets(api.RateLimit{PerSecond: 1.0 / 30, Burst: 10}, maxThrottled),
 		byAddress: api.NewBuckets(api.RateLimit{PerSecond: 1.0 / 3, Burst: 30}, maxThrottled),

@@ -34,6 +34,13 @@ type TransactionRecords interface {
 	Timeline(ctx context.Context, merchantID, id string) ([]payment.TransactionEvent, error)
 }
 
+// Refunds lists the refunds of one of the merchant's payments, oldest
+// first: the transaction and reconciliation pages show them, so nobody
+// pays back by hand what was refunded already.
+type Refunds interface {
+	List(ctx context.Context, merchantID, transactionID string) ([]payment.Refund, error)
+}
+
 // transactionsPerPage is the list's page size.
 const transactionsPerPage = 50
 
@@ -295,6 +302,7 @@ type transactionPage struct {
 	Tx           payment.Transaction
 	Timeline     []payment.TransactionEvent
 	DeliveryList deliveryList
+	Refunds      []payment.Refund
 	// Refresh asks app.js to reload a PENDING transaction's page.
 	Refresh int
 }
@@ -325,7 +333,12 @@ func (d *Dashboard) handleTransaction() http.Handler {
 			d.fail(w, r, err)
 			return
 		}
-		p := &transactionPage{layout: layout{Title: "tx.detail.title", Nav: "transactions"}, Tx: *t, Timeline: steps}
+		refunds, err := d.refunds.List(r.Context(), merchant, id)
+		if err != nil {
+			d.fail(w, r, err)
+			return
+		}
+		p := &transactionPage{layout: layout{Title: "tx.detail.title", Nav: "transactions"}, Tx: *t, Timeline: steps, Refunds: refunds}
 		p.DeliveryList = deliveryList{layout: &p.layout, Deliveries: hist.Deliveries, Actions: true, Return: "/transactions/" + t.ID}
 		if t.Status == payment.StatusPending {
 			p.Refresh = 5
@@ -393,6 +406,12 @@ func init() {
 		"reason.timed_out":               "The payer did not answer in time",
 		"reason.payer_not_registered":    "Number not registered for Mobile Money",
 		"reason.other":                   "Other (see the operator's code)",
+		"tx.refunds":                     "Refunds",
+		"tx.refund.by":                   "asked by %s",
+		"refund.REQUESTED":               "Asked, no answer yet",
+		"refund.REFUNDED":                "Refunded",
+		"refund.REFUSED":                 "Refused by the operator",
+		"refund.UNKNOWN":                 "Answer unknown",
 		"tx.timeline":                    "Timeline",
 		"tx.step.created":                "Created",
 		"tx.step.push_accepted":          "Payment request accepted by the operator",
@@ -453,6 +472,12 @@ func init() {
 		"reason.timed_out":               "Le payeur n'a pas répondu à temps",
 		"reason.payer_not_registered":    "Numéro non inscrit au Mobile Money",
 		"reason.other":                   "Autre (voir le code de l'opérateur)",
+		"tx.refunds":                     "Remboursements",
+		"tx.refund.by":                   "demandé par %s",
+		"refund.REQUESTED":               "Demandé, sans réponse",
+		"refund.REFUNDED":                "Remboursé",
+		"refund.REFUSED":                 "Refusé par l'opérateur",
+		"refund.UNKNOWN":                 "Réponse inconnue",
 		"tx.timeline":                    "Chronologie",
 		"tx.step.created":                "Créée",
 		"tx.step.push_accepted":          "Demande de paiement acceptée par l'opérateur",
