@@ -147,7 +147,9 @@ func (s *Service) autoRefund(ctx context.Context, t *Transaction) {
 	case errors.Is(err, ErrRefundExists):
 	case err != nil:
 		s.log.Error("auto-refund of a late SUCCESS failed; refund it by hand", "transaction_id", t.ID, "err", err)
+	case r.Status == RefundRefunded:
+		s.log.Warn("late SUCCESS after TIMEOUT auto-refunded", "transaction_id", t.ID, "refund_id", r.ID)
 	default:
-		s.log.Warn("late SUCCESS after TIMEOUT auto-refunded", "transaction_id", t.ID, "refund_id", r.ID, "status", r.Status)
+		s.log.Error("late SUCCESS after TIMEOUT: the auto-refund was not done; check the operator's portal", "transaction_id", t.ID, "refund_id", r.ID, "status", r.Status)
 	}
 }
