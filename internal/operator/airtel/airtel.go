@@ -484,7 +484,7 @@ func (a *Adapter) Refund(ctx context.Context, p operator.Payment, airtelMoneyID 
 		// In progress, accepted for later, or a code we do not know: the
 		// money may yet move, so this is no refusal a person could answer
 		// by asking again (a second refund would pay twice).
-		err = fmt.Errorf("airtel refund: %s %s, neither done nor refused: answer unknown", code, clip(st.Message))
+		err = fmt.Errorf("airtel refund: %s %s, neither done nor refused: answer unknown", code, operator.Clip(st.Message, 200))
 		a.logCall(p.TransactionID, "refund", start, ans.httpStatus, code, err)
 		return operator.RefundOutcome{}, err
 	}
@@ -496,9 +496,6 @@ func (a *Adapter) Refund(ctx context.Context, p operator.Payment, airtelMoneyID 
 		OperatorRef: env.Data.Transaction.AirtelMoneyID,
 	}, nil
 }
-
-// clip shortens an operator's message for an error.
-func clip(s string) string { return operator.Clip(s, 200) }
 
 // NextPoll implements operator.PollScheduler. Airtel calls back, so the
 // enquiries only catch lost callbacks: the first comes FirstEnquiry after
