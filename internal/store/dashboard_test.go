@@ -185,17 +185,25 @@ func TestUsers(t *testing.T) {
 	})
 }
 
+// shopDay is when shop's merchant is created.
+var shopDay = time.Date(2026, 3, 1, 8, 0, 0, 0, time.UTC)
+
+// shop creates a merchant, "Shop", owned by owner@shop.td.
+func shop(t *testing.T, db *store.DB) *store.Merchant {
+	t.Helper()
+	m, err := store.NewMerchants(db).Create(t.Context(), "Shop", "owner@shop.td", "correct horse battery", shopDay)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
 // TestLongestPasswordIsExact: bcrypt reads 72 bytes; a password of 72
 // bytes signs in as itself only, not followed by anything (before, any
 // longer password that began with it was accepted).
 func TestLongestPasswordIsExact(t *testing.T) {
 	eachEngine(t, func(t *testing.T, db *store.DB) {
-		ctx := t.Context()
-		now := time.Date(2026, 3, 1, 8, 0, 0, 0, time.UTC)
-		m, err := store.NewMerchants(db).Create(ctx, "Shop", "owner@shop.td", "correct horse battery", now)
-		if err != nil {
-			t.Fatal(err)
-		}
+		ctx, m, now := t.Context(), shop(t, db), shopDay
 		users := store.NewUsers(db)
 		pw := strings.Repeat("long password ", 6)[:team.MaxPassword]
 		if _, err := users.Add(ctx, m.ID, "long@shop.td", team.Viewer, pw, now); err != nil {
@@ -217,12 +225,7 @@ func TestLongestPasswordIsExact(t *testing.T) {
 // the no-op check sat in the handler and each of them logged an entry.
 func TestRoleChangeOnceAtOnce(t *testing.T) {
 	eachEngine(t, func(t *testing.T, db *store.DB) {
-		ctx := t.Context()
-		now := time.Date(2026, 3, 1, 8, 0, 0, 0, time.UTC)
-		m, err := store.NewMerchants(db).Create(ctx, "Shop", "owner@shop.td", "correct horse battery", now)
-		if err != nil {
-			t.Fatal(err)
-		}
+		ctx, m, now := t.Context(), shop(t, db), shopDay
 		users := store.NewUsers(db)
 		u, err := users.Add(ctx, m.ID, "dev@shop.td", team.Developer, "a developer password", now)
 		if err != nil {
