@@ -255,12 +255,7 @@ func TestRoleChangeOnceAtOnce(t *testing.T) {
 
 func TestSessions(t *testing.T) {
 	eachEngine(t, func(t *testing.T, db *store.DB) {
-		ctx := t.Context()
-		now := time.Date(2026, 3, 1, 8, 0, 0, 0, time.UTC)
-		m, err := store.NewMerchants(db).Create(ctx, "Shop", "owner@shop.td", "correct horse battery", now)
-		if err != nil {
-			t.Fatal(err)
-		}
+		ctx, m, now := t.Context(), shop(t, db), shopDay
 		users, sessions := store.NewUsers(db), store.NewSessions(db)
 		dev, err := users.Add(ctx, m.ID, "dev@shop.td", team.Developer, "a developer password", now)
 		if err != nil {
@@ -424,12 +419,7 @@ func TestAuditLogStore(t *testing.T) {
 // others: it outlived the change.
 func TestSignInRacesPasswordChange(t *testing.T) {
 	eachEngine(t, func(t *testing.T, db *store.DB) {
-		ctx := t.Context()
-		now := time.Date(2026, 3, 1, 8, 0, 0, 0, time.UTC)
-		m, err := store.NewMerchants(db).Create(ctx, "Shop", "owner@shop.td", "correct horse battery", now)
-		if err != nil {
-			t.Fatal(err)
-		}
+		ctx, m, now := t.Context(), shop(t, db), shopDay
 		users, sessions := store.NewUsers(db), store.NewSessions(db)
 		u, err := users.CheckPassword(ctx, "owner@shop.td", "correct horse battery")
 		if err != nil || u == nil {
