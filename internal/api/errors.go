@@ -114,8 +114,20 @@ func retryAfterSeconds(w http.ResponseWriter, seconds float64) *int {
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {
+	body, _ := encodeJSON(v) // every value written is JSON by construction
+	writeJSONBytes(w, status, body)
+}
+
+// encodeJSON is v as json.Encoder writes it: its JSON and a newline.
+func encodeJSON(v any) ([]byte, error) {
+	b, err := json.Marshal(v)
+	return append(b, '\n'), err
+}
+
+// writeJSONBytes writes an answer encoded already (encodeJSON).
+func writeJSONBytes(w http.ResponseWriter, status int, body []byte) {
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.Header().Set("Cache-Control", "no-store")
 	w.WriteHeader(status)
-	json.NewEncoder(w).Encode(v)
+	w.Write(body)
 }

@@ -1,8 +1,6 @@
 package api
 
 import (
-	"net/http"
-
 	lru "github.com/hashicorp/golang-lru/v2"
 )
 
@@ -38,12 +36,4 @@ func (f *finals) get(merchantID, id string) ([]byte, bool) {
 
 func (f *finals) keep(merchantID, id string, answer []byte) {
 	f.lru.Add(finalKey{merchantID, id}, answer)
-}
-
-// writeJSONBytes writes an answer encoded already, as writeJSON would.
-func writeJSONBytes(w http.ResponseWriter, status int, body []byte) {
-	w.Header().Set("Content-Type", "application/json; charset=utf-8")
-	w.Header().Set("Cache-Control", "no-store")
-	w.WriteHeader(status)
-	w.Write(body)
 }

@@ -88,12 +88,11 @@ func (s *Server) handleGetTransaction() http.Handler {
 			writeError(w, r, s.log, err)
 			return
 		}
-		answer, err := json.Marshal(toJSON(t, true))
+		answer, err := encodeJSON(toJSON(t, true))
 		if err != nil {
 			writeError(w, r, s.log, err)
 			return
 		}
-		answer = append(answer, '\n') // as json.Encoder ends every answer
 		if t.Status.Final() {
 			s.finals.keep(merchant, id, answer)
 		}
