@@ -321,7 +321,7 @@ func TestBacklogMetrics(t *testing.T) {
 			if _, _, err := a.Payments.Settle(ctx, m.ID, paid.ID, payment.StatusSuccess, payment.SourceSandbox, ""); err != nil {
 				t.Fatal(err)
 			}
-			if err := a.Webhooks.DisableEndpoint(ctx, m.ID, ep.ID); err != nil {
+			if _, err := a.Webhooks.SetEndpointEnabled(ctx, m.ID, ep.ID, false); err != nil {
 				t.Fatal(err)
 			}
 			admin := serveAdmin(t, a)

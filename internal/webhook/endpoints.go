@@ -196,25 +196,12 @@ func (s *Service) Endpoints(ctx context.Context, merchantID string) ([]Endpoint,
 	return out, rows.Err()
 }
 
-// DisableEndpoint stops new deliveries to an endpoint; deliveries already
-// queued for it are marked undelivered instead of attempted, so the
-// merchant can still re-send them by hand.
-func (s *Service) DisableEndpoint(ctx context.Context, merchantID, endpointID string) error {
-	_, err := s.SetEndpointEnabled(ctx, merchantID, endpointID, false)
-	return err
-}
-
-// EnableEndpoint makes a disabled endpoint receive new events again. It is
-// idempotent. Deliveries that turned undelivered while it was disabled stay
-// so; the merchant re-sends the ones still wanted (Resend).
-func (s *Service) EnableEndpoint(ctx context.Context, merchantID, endpointID string) error {
-	_, err := s.SetEndpointEnabled(ctx, merchantID, endpointID, true)
-	return err
-}
-
 // SetEndpointEnabled enables or disables one of the merchant's endpoints
 // and reports whether this call changed it: of the same switch sent twice,
-// or at once, one does, so the audit log records one.
+// or at once, one does, so the audit log records one. A disabled endpoint
+// gets no new deliveries, and those already queued for it turn undelivered
+// instead of being attempted; enabling it again leaves those so, for the
+// merchant to re-send the ones still wanted (Resend).
 // ErrEndpointNotFound for an endpoint that is not the merchant's or was
 // deleted.
 func (s *Service) SetEndpointEnabled(ctx context.Context, merchantID, endpointID string, enabled bool) (bool, error) {

@@ -48,7 +48,7 @@ func TestEndpoints(t *testing.T) {
 			t.Errorf("listing leaks secrets: %s", js)
 		}
 
-		if err := s.DisableEndpoint(ctx, f.merchant, created[0].ID); err != nil {
+		if _, err := s.SetEndpointEnabled(ctx, f.merchant, created[0].ID, false); err != nil {
 			t.Fatal(err)
 		}
 		if err := s.DeleteEndpoint(ctx, f.merchant, created[1].ID); err != nil {
@@ -60,7 +60,7 @@ func TestEndpoints(t *testing.T) {
 		}
 		for _, call := range []error{
 			s.DeleteEndpoint(ctx, f.merchant, created[1].ID),
-			s.DisableEndpoint(ctx, f.merchant, created[1].ID),
+			second(s.SetEndpointEnabled(ctx, f.merchant, created[1].ID, false)),
 			second(s.Test(ctx, f.merchant, created[1].ID)),
 		} {
 			if !errors.Is(call, webhook.ErrEndpointNotFound) {

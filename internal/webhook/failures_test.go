@@ -232,7 +232,7 @@ func TestNoConnectionHeldDuringSend(t *testing.T) {
 		f.settle(t, f.merchant, payment.StatusFailed)
 		ds, _ := f.app.Webhooks.Deliveries(ctx, f.merchant, 0)
 		second := ds[0]
-		if err := f.app.Webhooks.DisableEndpoint(ctx, f.merchant, e.ID); err != nil {
+		if _, err := f.app.Webhooks.SetEndpointEnabled(ctx, f.merchant, e.ID, false); err != nil {
 			t.Fatal(err)
 		}
 		if wait, err := f.app.Webhooks.Attempt(ctx, f.merchant, second.ID); wait != 0 || err != nil {

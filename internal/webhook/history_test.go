@@ -176,7 +176,7 @@ func TestResendUndelivered(t *testing.T) {
 			onDisabled = byEndpoint(tr, disabled.ID)
 			undeliver(onDisabled)
 		}
-		if err := s.DisableEndpoint(ctx, f.merchant, disabled.ID); err != nil {
+		if _, err := s.SetEndpointEnabled(ctx, f.merchant, disabled.ID, false); err != nil {
 			t.Fatal(err)
 		}
 		// Still retrying on its schedule: not touched.

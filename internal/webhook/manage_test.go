@@ -132,18 +132,18 @@ func TestEnableEndpoint(t *testing.T) {
 		s := f.app.Webhooks
 		rc := newReceiver(t, nil)
 		e := f.endpoint(t, f.merchant, rc)
-		if err := s.DisableEndpoint(ctx, f.merchant, e.ID); err != nil {
+		if _, err := s.SetEndpointEnabled(ctx, f.merchant, e.ID, false); err != nil {
 			t.Fatal(err)
 		}
 		f.settle(t, f.merchant, payment.StatusSuccess)
 		if ds, _ := s.Deliveries(ctx, f.merchant, 0); len(ds) != 0 {
 			t.Fatalf("a disabled endpoint got %d deliveries", len(ds))
 		}
-		if err := s.EnableEndpoint(ctx, f.merchant, e.ID); err != nil {
-			t.Fatal(err)
+		if changed, err := s.SetEndpointEnabled(ctx, f.merchant, e.ID, true); err != nil || !changed {
+			t.Fatal(changed, err)
 		}
-		if err := s.EnableEndpoint(ctx, f.merchant, e.ID); err != nil {
-			t.Fatalf("enable is not idempotent: %v", err)
+		if changed, err := s.SetEndpointEnabled(ctx, f.merchant, e.ID, true); err != nil || changed {
+			t.Fatalf("a second enable: changed %v, %v; want an unchanged success", changed, err)
 		}
 		if list, _ := s.Endpoints(ctx, f.merchant); len(list) != 1 || !list[0].Enabled {
 			t.Fatalf("after enable: %+v", list)
@@ -152,7 +152,7 @@ func TestEnableEndpoint(t *testing.T) {
 		// Queued, then disabled: undelivered without a send.
 		f.settle(t, f.merchant, payment.StatusFailed)
 		d := f.onlyDelivery(t, f.merchant)
-		if err := s.DisableEndpoint(ctx, f.merchant, e.ID); err != nil {
+		if _, err := s.SetEndpointEnabled(ctx, f.merchant, e.ID, false); err != nil {
 			t.Fatal(err)
 		}
 		if wait, err := s.Attempt(ctx, f.merchant, d.ID); wait != 0 || err != nil {
@@ -162,7 +162,7 @@ func TestEnableEndpoint(t *testing.T) {
 			t.Fatalf("while disabled: %s, %d requests", got.State, len(rc.requests()))
 		}
 		// Enabled again: new events flow and the missed one can be re-sent.
-		if err := s.EnableEndpoint(ctx, f.merchant, e.ID); err != nil {
+		if _, err := s.SetEndpointEnabled(ctx, f.merchant, e.ID, true); err != nil {
 			t.Fatal(err)
 		}
 		f.settle(t, f.merchant, payment.StatusTimeout)
@@ -185,14 +185,14 @@ func TestEnableEndpoint(t *testing.T) {
 		for _, tt := range []struct{ merchant, id string }{
 			{f.merchant, uuid.NewString()}, {f.merchant, "not-an-id"}, {other, e.ID},
 		} {
-			if err := s.EnableEndpoint(ctx, tt.merchant, tt.id); !errors.Is(err, webhook.ErrEndpointNotFound) {
+			if _, err := s.SetEndpointEnabled(ctx, tt.merchant, tt.id, true); !errors.Is(err, webhook.ErrEndpointNotFound) {
 				t.Errorf("enable %s of merchant %s: %v, want not found", tt.id, tt.merchant, err)
 			}
 		}
 		if err := s.DeleteEndpoint(ctx, f.merchant, e.ID); err != nil {
 			t.Fatal(err)
 		}
-		if err := s.EnableEndpoint(ctx, f.merchant, e.ID); !errors.Is(err, webhook.ErrEndpointNotFound) {
+		if _, err := s.SetEndpointEnabled(ctx, f.merchant, e.ID, true); !errors.Is(err, webhook.ErrEndpointNotFound) {
 			t.Errorf("enable of a deleted endpoint: %v, want not found", err)
 		}
 	})
@@ -239,7 +239,7 @@ func TestDuplicateURL(t *testing.T) {
 			}
 		}
 		// Disabled still counts; deleted does not.
-		if err := s.DisableEndpoint(ctx, f.merchant, first.ID); err != nil {
+		if _, err := s.SetEndpointEnabled(ctx, f.merchant, first.ID, false); err != nil {
 			t.Fatal(err)
 		}
 		checkDuplicate("https://shop.example.td/hooks/momopay", first.ID)

@@ -35,7 +35,7 @@ func TestOutbox(t *testing.T) {
 				rc := newReceiver(t, nil)
 				active := []string{f.endpointAt(t, f.merchant, rc, "/a").ID, f.endpointAt(t, f.merchant, rc, "/b").ID}
 				disabled, deleted := f.endpointAt(t, f.merchant, rc, "/c"), f.endpointAt(t, f.merchant, rc, "/d")
-				if err := f.app.Webhooks.DisableEndpoint(ctx, f.merchant, disabled.ID); err != nil {
+				if _, err := f.app.Webhooks.SetEndpointEnabled(ctx, f.merchant, disabled.ID, false); err != nil {
 					t.Fatal(err)
 				}
 				if err := f.app.Webhooks.DeleteEndpoint(ctx, f.merchant, deleted.ID); err != nil {
@@ -135,7 +135,7 @@ func TestMerchantScoping(t *testing.T) {
 			err  error
 			want error
 		}{
-			{"disable other's endpoint", s.DisableEndpoint(ctx, other, e.ID), webhook.ErrEndpointNotFound},
+			{"disable other's endpoint", second(s.SetEndpointEnabled(ctx, other, e.ID, false)), webhook.ErrEndpointNotFound},
 			{"delete other's endpoint", s.DeleteEndpoint(ctx, other, e.ID), webhook.ErrEndpointNotFound},
 			{"delete malformed id", s.DeleteEndpoint(ctx, f.merchant, "not-a-uuid"), webhook.ErrEndpointNotFound},
 			{"test other's endpoint", second(s.Test(ctx, other, e.ID)), webhook.ErrEndpointNotFound},
