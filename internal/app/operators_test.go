@@ -74,6 +74,13 @@ func TestAutoRefundLateSuccess(t *testing.T) {
 			if refunds, _ := a.Refunds.List(t.Context(), other.ID, off.ID); len(refunds) != 0 {
 				t.Fatalf("policy off: refunds %+v", refunds)
 			}
+			// Several ids at once stay scoped to the merchant asking.
+			if refunds, err := a.Refunds.List(t.Context(), other.ID, on.ID, off.ID, "not-an-id"); err != nil || len(refunds) != 0 {
+				t.Fatalf("the other merchant reads %+v, %v", refunds, err)
+			}
+			if refunds, err := a.Refunds.List(t.Context(), merchant, off.ID, on.ID, "not-an-id"); err != nil || len(refunds) != 1 || refunds[0].TransactionID != on.ID {
+				t.Fatalf("several ids: %+v, %v", refunds, err)
+			}
 			cases, _ := a.Cases.List(t.Context())
 			late := 0
 			for _, c := range cases {

@@ -38,12 +38,21 @@ func (d *Dashboard) reconciliationPage(r *http.Request, openOnly bool) (*reconci
 	if err != nil {
 		return nil, err
 	}
+	ids := make([]string, len(cases))
+	for i, c := range cases {
+		ids[i] = c.TransactionID
+	}
+	refunds, err := d.refunds.List(r.Context(), merchant, ids...)
+	if err != nil {
+		return nil, err
+	}
+	byPayment := make(map[string][]payment.Refund)
+	for _, rf := range refunds {
+		byPayment[rf.TransactionID] = append(byPayment[rf.TransactionID], rf)
+	}
 	views := make([]caseView, len(cases))
 	for i, c := range cases {
-		views[i].ReconciliationCase = c
-		if views[i].Refunds, err = d.refunds.List(r.Context(), merchant, c.TransactionID); err != nil {
-			return nil, err
-		}
+		views[i] = caseView{ReconciliationCase: c, Refunds: byPayment[c.TransactionID]}
 	}
 	return &reconciliationPage{layout: layout{Title: "rc.title", Nav: "reconciliation"}, Cases: views, OpenOnly: openOnly}, nil
 }

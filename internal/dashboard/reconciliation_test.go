@@ -2,6 +2,7 @@ package dashboard_test
 
 import (
 	"context"
+	"github.com/google/uuid"
 	"net/http"
 	"net/url"
 	"regexp"
@@ -123,4 +124,66 @@ func TestRefundsShown(t *testing.T) {
 	if page := owner.get("/transactions/" + tx.ID).body; !strings.Contains(page, "<h2>Refunds</h2>") || !strings.Contains(page, "<strong>Refunded</strong> · 4 500 FCFA") {
 		t.Error("the transaction page does not show its refund")
 	}
+
+	// Two more late payments, with auto-refund off: one whose refund was
+	// asked when the process died (REQUESTED, its fate unknown), one never
+	// refunded. Each case shows its own payment's refunds, and only those.
+	if _, err := app.Refunds.SetAutoRefundLateSuccess(ctx, b.s.MerchantID, false); err != nil {
+		t.Fatal(err)
+	}
+	late := func(ref string) *payment.Transaction {
+		tx, err := app.Payments.Initiate(ctx, b.s.MerchantID, payment.CreateRequest{Reference: ref, Amount: 1200,
+			Currency: "XAF", Operator: "AIRTEL", PhoneNumber: "+23560000003"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		clock.Advance(payment.DefaultPendingTTL)
+		if _, err := app.Payments.Expire(ctx, b.s.MerchantID, tx.ID); err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := app.AnswerSandboxPayment(ctx, b.s.MerchantID, tx.ID, true); err != nil {
+			t.Fatal(err)
+		}
+		return tx
+	}
+	doubt, none := late("late-doubt"), late("late-none")
+	if err := app.Refunds.StartRefund(ctx, &payment.Refund{ID: uuid.NewString(), MerchantID: b.s.MerchantID, TransactionID: doubt.ID,
+		Amount: 1200, RequestedBy: "Ada", Status: payment.RefundRequested, RequestedAt: clock.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	page := owner.get("/reconciliation").body
+	cases := map[string]string{}
+	for _, c := range caseSections(t, page) {
+		for _, tx := range []*payment.Transaction{tx, doubt, none} {
+			if strings.Contains(c, "/transactions/"+tx.ID) {
+				cases[tx.ID] = c
+			}
+		}
+	}
+	const refunded, inDoubt = "The payer was refunded", "A refund was asked and its answer is unknown"
+	for _, tt := range []struct {
+		name          string
+		tx            *payment.Transaction
+		refund, doubt bool
+	}{{"auto-refunded", tx, true, false}, {"refund in doubt", doubt, false, true}, {"not refunded", none, false, false}} {
+		c, ok := cases[tt.tx.ID]
+		if !ok {
+			t.Errorf("%s: no case on the page", tt.name)
+			continue
+		}
+		if strings.Contains(c, refunded) != tt.refund || strings.Contains(c, inDoubt) != tt.doubt {
+			t.Errorf("%s: refunded line %v, in-doubt line %v; want %v, %v", tt.name,
+				strings.Contains(c, refunded), strings.Contains(c, inDoubt), tt.refund, tt.doubt)
+		}
+	}
+}
+
+// caseSections splits the reconciliation page into its cases' sections.
+func caseSections(t *testing.T, page string) []string {
+	t.Helper()
+	parts := strings.Split(page, `<section class="card case"`)
+	for i := range parts[1:] {
+		parts[i+1], _, _ = strings.Cut(parts[i+1], "</section>")
+	}
+	return parts[1:]
 }

@@ -34,11 +34,11 @@ type TransactionRecords interface {
 	Timeline(ctx context.Context, merchantID, id string) ([]payment.TransactionEvent, error)
 }
 
-// Refunds lists the refunds of one of the merchant's payments, oldest
-// first: the transaction and reconciliation pages show them, so nobody
+// Refunds lists the refunds of the merchant's payments, oldest first: the
+// transaction and reconciliation pages show them, so nobody
 // pays back by hand what was refunded already.
 type Refunds interface {
-	List(ctx context.Context, merchantID, transactionID string) ([]payment.Refund, error)
+	List(ctx context.Context, merchantID string, transactionIDs ...string) ([]payment.Refund, error)
 }
 
 // transactionsPerPage is the list's page size.

@@ -4,6 +4,8 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
+	"strings"
 
 	"github.com/momopay/momopay/internal/operator"
 	"github.com/momopay/momopay/internal/payment"
@@ -83,14 +85,25 @@ func (s *Refunds) FinishRefund(ctx context.Context, r *payment.Refund) error {
 	return err
 }
 
-// List returns the refunds of one of the merchant's transactions, oldest first.
-func (s *Refunds) List(ctx context.Context, merchantID, transactionID string) ([]payment.Refund, error) {
-	if !payment.ValidID(transactionID) {
-		return nil, payment.ErrNotFound
+// List returns the merchant's refunds of the given transactions, oldest
+// first, in one query (the reconciliation page asks for all its cases'
+// payments at once). Ids that are not the merchant's, or not ids, have none.
+func (s *Refunds) List(ctx context.Context, merchantID string, transactionIDs ...string) ([]payment.Refund, error) {
+	args := []any{merchantID}
+	marks := make([]string, 0, len(transactionIDs))
+	for _, id := range transactionIDs {
+		if payment.ValidID(id) {
+			args = append(args, id)
+			marks = append(marks, fmt.Sprintf("$%d", len(args)))
+		}
+	}
+	if len(marks) == 0 {
+		return nil, nil
 	}
 	rows, err := s.db.QueryContext(ctx, `SELECT id, merchant_id, transaction_id, amount, requested_by, status,
 		operator_code, operator_detail, operator_ref, requested_at, answered_at
-		FROM refunds WHERE merchant_id = $1 AND transaction_id = $2 ORDER BY requested_at, id`, merchantID, transactionID)
+		FROM refunds WHERE merchant_id = $1 AND transaction_id IN (`+strings.Join(marks, ", ")+`)
+		ORDER BY requested_at, id`, args...)
 	if err != nil {
 		return nil, err
 	}
