@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -73,6 +74,22 @@ func TestAutoRefundLateSuccess(t *testing.T) {
 			}
 			if refunds, _ := a.Refunds.List(t.Context(), other.ID, off.ID); len(refunds) != 0 {
 				t.Fatalf("policy off: refunds %+v", refunds)
+			}
+			// The service's own refund is in the merchant's audit log, asked
+			// and answered, in its own name; the other merchant's log has none.
+			var logged []string
+			entries, err := a.AuditLog.List(t.Context(), merchant, time.Time{}, "", 100)
+			for _, e := range entries {
+				if e.Email == payment.AutoRefundActor.Name && strings.Contains(e.Target, refunds[0].ID) {
+					logged = append(logged, e.Action)
+				}
+			}
+			slices.Sort(logged) // the test's clock stands still: both entries have one time
+			if err != nil || !slices.Equal(logged, []string{team.ActionRefundAnswered, team.ActionRefundRequested}) {
+				t.Errorf("auto-refund in the audit log: %q, %v", logged, err)
+			}
+			if entries, _ := a.AuditLog.List(t.Context(), other.ID, time.Time{}, "", 100); len(entries) != 0 {
+				t.Errorf("the other merchant's audit log: %+v", entries)
 			}
 			// Several ids at once stay scoped to the merchant asking.
 			if refunds, err := a.Refunds.List(t.Context(), other.ID, on.ID, off.ID, "not-an-id"); err != nil || len(refunds) != 0 {
@@ -192,16 +209,25 @@ func TestSandboxAirtelByHand(t *testing.T) {
 	if out, _, err := cliRun(t, env, "", "merchant", "auto-refund", "--merchant", merchant, "on"); err != nil || !strings.Contains(out, "refunded automatically") {
 		t.Errorf("merchant auto-refund on: %v %q", err, out)
 	}
-	// The refund, and only the one that was made, is in the audit log.
-	var refunds []string
-	for _, e := range auditEntries(t, db, merchant) {
-		if e.Action == team.ActionRefundRequested {
-			refunds = append(refunds, e.Target)
+	// The refund, and only the one that was made, is in the audit log:
+	// asked, then answered, in the name of the command line's user.
+	refundLog := func() (got []string) {
+		for _, e := range auditEntries(t, db, merchant) {
+			if e.Action == team.ActionRefundRequested || e.Action == team.ActionRefundAnswered {
+				if !strings.HasPrefix(e.Email, "command line: tester@") || e.Address != "command line" {
+					t.Errorf("refund entry by %q from %q", e.Email, e.Address)
+				}
+				got = append(got, e.Action+" "+e.Target)
+			}
 		}
+		return got
 	}
-	wantRefund := fmt.Sprintf("transaction %s: refund %s of 5000 XAF, REFUNDED (asked by tester)", paid.ID, r["id"])
-	if len(refunds) != 1 || refunds[0] != wantRefund {
-		t.Errorf("refunds in the audit log: %q, want %q", refunds, wantRefund)
+	want := []string{ // oldest first
+		fmt.Sprintf("%s transaction %s: refund %s of 5000 XAF asked of the operator (asked by tester)", team.ActionRefundRequested, paid.ID, r["id"]),
+		fmt.Sprintf("%s transaction %s: refund %s of 5000 XAF, REFUNDED (operator code %s)", team.ActionRefundAnswered, paid.ID, r["id"], r["operator_code"]),
+	}
+	if got := refundLog(); !slices.Equal(got, want) {
+		t.Errorf("refunds in the audit log:\n%q\nwant\n%q", got, want)
 	}
 	// A refund the operator refuses (here, of a payment it then reported
 	// refused) prints its answer and exits non-zero: a script must not
@@ -211,6 +237,9 @@ func TestSandboxAirtelByHand(t *testing.T) {
 	out, _, err := cliRun(t, env, "", "refund", disowned.ID, "--json")
 	if err == nil || !strings.Contains(err.Error(), "refused the refund") || !strings.Contains(out, `"status": "REFUSED"`) {
 		t.Errorf("a refused refund: %v, output %q; want an error and the JSON answer", err, out)
+	}
+	if got := refundLog(); len(got) != 4 || !strings.Contains(got[3], disowned.ID) || !strings.Contains(got[3], ", REFUSED (operator code ") {
+		t.Errorf("a refused refund in the audit log: %q", got)
 	}
 }
 

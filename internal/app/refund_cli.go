@@ -33,12 +33,12 @@ func (c *cli) refund(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	r, err := a.Payments.Refund(ctx, merchant, id, requester)
+	// The refund's request and answer go into the merchant's audit log
+	// with the refund's own writes.
+	r, err := a.Payments.Refund(ctx, merchant, id, requester, payment.Actor{Name: c.operatorName(), Address: auditAddress})
 	if err != nil {
 		return err
 	}
-	c.audit(ctx, a, merchant, team.ActionRefundRequested,
-		fmt.Sprintf("transaction %s: refund %s of %d XAF, %s (asked by %s)", id, r.ID, r.Amount, r.Status, requester))
 	// Only a refund done exits 0, as "webhook resend" does for a delivery:
 	// a script must not read a refusal or a lost answer as money returned.
 	var failed error

@@ -28,6 +28,15 @@ const (
 // its own, under the merchant's auto-refund policy.
 const AutoRefundRequester = "auto-refund: late SUCCESS after TIMEOUT"
 
+// Actor is who asked for a refund as the merchant's audit log names them
+// (its who and address columns): the command line's user and host, or the
+// service itself.
+type Actor struct{ Name, Address string }
+
+// AutoRefundActor is the service in the audit log when it refunds on its
+// own.
+var AutoRefundActor = Actor{Name: "momopay: auto-refund"}
+
 // Refund is one request to give a payment's money back to the payer.
 type Refund struct {
 	ID            string
@@ -36,7 +45,10 @@ type Refund struct {
 	Amount        int64
 	// RequestedBy says who asked: a person's name from the CLI, or
 	// AutoRefundRequester.
-	RequestedBy    string
+	RequestedBy string
+	// Actor is who asked, for the audit log; it is not kept with the
+	// refund.
+	Actor          Actor
 	Status         RefundStatus
 	OperatorCode   string
 	OperatorDetail string
@@ -54,9 +66,12 @@ type RefundStore interface {
 	// paid: it is SUCCESS, or a late SUCCESS was recorded for it.
 	PaidByOperator(ctx context.Context, merchantID, transactionID string) (bool, error)
 	// StartRefund records r as REQUESTED; ErrRefundExists when a refund of
-	// the payment is already under way or done.
+	// the payment is already under way or done. The merchant's audit log
+	// gets the request in the same commit, before the operator is asked,
+	// so money that moves is in the log even if the process dies then.
 	StartRefund(ctx context.Context, r *Refund) error
-	// FinishRefund records the operator's answer to r.
+	// FinishRefund records the operator's answer to r, and puts it in the
+	// merchant's audit log in the same commit.
 	FinishRefund(ctx context.Context, r *Refund) error
 }
 
@@ -72,10 +87,11 @@ func (s *Service) SetRefunds(r RefundStore) { s.refunds = r }
 
 // Refund gives the payer of a paid transaction their money back, in full
 // (Airtel refunds only in full). It is recorded with requestedBy and the
-// operator's answer, which the returned Refund carries. Errors:
+// operator's answer, which the returned Refund carries; actor names who
+// asked in the merchant's audit log. Errors:
 // ENOTFOUND, EUNPROCESSABLE (not paid, operator without refunds, unknown
 // operator reference, a refund already under way or done).
-func (s *Service) Refund(ctx context.Context, merchantID, id, requestedBy string) (*Refund, error) {
+func (s *Service) Refund(ctx context.Context, merchantID, id, requestedBy string, actor Actor) (*Refund, error) {
 	if s.refunds == nil {
 		return nil, Errorf(EUNPROCESSABLE, "refunds are not available on this service")
 	}
@@ -99,7 +115,7 @@ func (s *Service) Refund(ctx context.Context, merchantID, id, requestedBy string
 	}
 	r := &Refund{
 		ID: uuid.Must(uuid.NewV7()).String(), MerchantID: merchantID, TransactionID: t.ID, Amount: t.Amount,
-		RequestedBy: requestedBy, Status: RefundRequested, RequestedAt: s.now().UTC().Truncate(time.Microsecond),
+		RequestedBy: requestedBy, Actor: actor, Status: RefundRequested, RequestedAt: s.now().UTC().Truncate(time.Microsecond),
 	}
 	if err := s.refunds.StartRefund(ctx, r); err != nil {
 		return nil, err
@@ -142,7 +158,7 @@ func (s *Service) autoRefund(ctx context.Context, t *Transaction) {
 		}
 		return
 	}
-	r, err := s.Refund(ctx, t.MerchantID, t.ID, AutoRefundRequester)
+	r, err := s.Refund(ctx, t.MerchantID, t.ID, AutoRefundRequester, AutoRefundActor)
 	switch {
 	case errors.Is(err, ErrRefundExists):
 	case err != nil:

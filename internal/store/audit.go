@@ -19,13 +19,21 @@ func NewAuditLog(db *DB) *AuditLog { return &AuditLog{db: db} }
 
 // Append adds an entry; its ID is drawn here.
 func (s *AuditLog) Append(ctx context.Context, e team.AuditEntry) error {
+	return appendAudit(ctx, s.db, s.db, e)
+}
+
+// appendAudit adds an entry through ex: the database, or the transaction
+// of the change it records (a refund), so both commit together.
+func appendAudit(ctx context.Context, db *DB, ex interface {
+	ExecContext(context.Context, string, ...any) (sql.Result, error)
+}, e team.AuditEntry) error {
 	var user any
 	if e.UserID != "" {
 		user = e.UserID
 	}
-	_, err := s.db.ExecContext(ctx, `INSERT INTO audit_log (id, merchant_id, user_id, email, action, target, address, at)
+	_, err := ex.ExecContext(ctx, `INSERT INTO audit_log (id, merchant_id, user_id, email, action, target, address, at)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
-		uuid.NewString(), e.MerchantID, user, e.Email, e.Action, e.Target, e.Address, s.db.Time(e.At))
+		uuid.NewString(), e.MerchantID, user, e.Email, e.Action, e.Target, e.Address, db.Time(e.At))
 	return err
 }
 

@@ -1,14 +1,17 @@
 package store
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/momopay/momopay/internal/operator"
 	"github.com/momopay/momopay/internal/payment"
+	"github.com/momopay/momopay/internal/team"
 )
 
 // Refunds implements payment.RefundStore: the refunds table and the
@@ -67,10 +70,17 @@ func (s *Refunds) PaidByOperator(ctx context.Context, merchantID, transactionID 
 
 // StartRefund implements payment.RefundStore.
 func (s *Refunds) StartRefund(ctx context.Context, r *payment.Refund) error {
-	_, err := s.db.ExecContext(ctx, `INSERT INTO refunds
-		(id, merchant_id, transaction_id, amount, requested_by, status, operator_code, operator_detail, operator_ref, requested_at)
-		VALUES ($1, $2, $3, $4, $5, $6, '', '', '', $7)`,
-		r.ID, r.MerchantID, r.TransactionID, r.Amount, r.RequestedBy, string(r.Status), s.db.Time(r.RequestedAt))
+	err := s.db.InTx(ctx, func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `INSERT INTO refunds
+			(id, merchant_id, transaction_id, amount, requested_by, status, operator_code, operator_detail, operator_ref, requested_at)
+			VALUES ($1, $2, $3, $4, $5, $6, '', '', '', $7)`,
+			r.ID, r.MerchantID, r.TransactionID, r.Amount, r.RequestedBy, string(r.Status), s.db.Time(r.RequestedAt))
+		if err != nil {
+			return err
+		}
+		return appendAudit(ctx, s.db, tx, refundAudit(r, team.ActionRefundRequested, r.RequestedAt,
+			fmt.Sprintf("transaction %s: refund %s of %d XAF asked of the operator (asked by %s)", r.TransactionID, r.ID, r.Amount, r.RequestedBy)))
+	})
 	if IsUniqueViolation(err, "refunds") {
 		return payment.ErrRefundExists
 	}
@@ -79,10 +89,22 @@ func (s *Refunds) StartRefund(ctx context.Context, r *payment.Refund) error {
 
 // FinishRefund implements payment.RefundStore.
 func (s *Refunds) FinishRefund(ctx context.Context, r *payment.Refund) error {
-	_, err := s.db.ExecContext(ctx, `UPDATE refunds SET status = $1, operator_code = $2, operator_detail = $3,
-		operator_ref = $4, answered_at = $5 WHERE merchant_id = $6 AND id = $7`,
-		string(r.Status), r.OperatorCode, operator.Clip(r.OperatorDetail, 500), r.OperatorRef, s.db.NullTime(r.AnsweredAt), r.MerchantID, r.ID)
-	return err
+	return s.db.InTx(ctx, func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `UPDATE refunds SET status = $1, operator_code = $2, operator_detail = $3,
+			operator_ref = $4, answered_at = $5 WHERE merchant_id = $6 AND id = $7`,
+			string(r.Status), r.OperatorCode, operator.Clip(r.OperatorDetail, 500), r.OperatorRef, s.db.NullTime(r.AnsweredAt), r.MerchantID, r.ID)
+		if err != nil {
+			return err
+		}
+		return appendAudit(ctx, s.db, tx, refundAudit(r, team.ActionRefundAnswered, r.AnsweredAt,
+			fmt.Sprintf("transaction %s: refund %s of %d XAF, %s (operator code %s)", r.TransactionID, r.ID, r.Amount, r.Status, cmp.Or(r.OperatorCode, "none"))))
+	})
+}
+
+// refundAudit is the audit entry of a step of a refund, in the name of
+// whoever asked for it.
+func refundAudit(r *payment.Refund, action string, at time.Time, target string) team.AuditEntry {
+	return team.AuditEntry{MerchantID: r.MerchantID, Email: r.Actor.Name, Address: r.Actor.Address, Action: action, Target: target, At: at}
 }
 
 // List returns the merchant's refunds of the given transactions, oldest

@@ -55,8 +55,9 @@ const (
 	ActionCaseResolved = "reconciliation.case_resolved"
 
 	// Changes only the command line makes (momopay refund, momopay
-	// merchant auto-refund).
+	// merchant auto-refund), and the service's own auto-refunds.
 	ActionRefundRequested = "transaction.refund_requested"
+	ActionRefundAnswered  = "transaction.refund_answered"
 	ActionAutoRefundOn    = "merchant.auto_refund_on"
 	ActionAutoRefundOff   = "merchant.auto_refund_off"
 )
@@ -66,7 +67,7 @@ var Actions = []string{ActionSignIn, ActionSignInFailed, ActionSignOut, ActionKe
 	ActionUserAdded, ActionUserRemoved, ActionRoleChanged, ActionPassword,
 	ActionEndpointAdded, ActionEndpointRotated, ActionEndpointDeleted, ActionEndpointEnabled, ActionEndpointDisabled,
 	ActionDeliveryResent, ActionResentSince, ActionCaseResolved,
-	ActionRefundRequested, ActionAutoRefundOn, ActionAutoRefundOff}
+	ActionRefundRequested, ActionRefundAnswered, ActionAutoRefundOn, ActionAutoRefundOff}
 
 // KeyTarget names an API key in an audit entry: its visible prefix and its
 // id, never the key.
