@@ -2,6 +2,7 @@ package dashboard
 
 import (
 	"bytes"
+	"context"
 	"embed"
 	"errors"
 	"fmt"
@@ -180,8 +181,15 @@ func (d *Dashboard) methodNotAllowed(allow string) http.Handler {
 
 // NotFoundPage is the 404 page with the dashboard's headers, for the API's
 // catch-all to show a browser that asked for a page that does not exist.
+// A signed-in user gets it in the dashboard's frame, with the menu and in
+// their language, so a mistyped address is not a dead end.
 func (d *Dashboard) NotFoundPage() http.Handler {
-	return d.secure(http.HandlerFunc(d.notFound))
+	return d.secure(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if s, err := d.current(w, r); err == nil && s != nil {
+			r = r.WithContext(context.WithValue(r.Context(), ctxSession, s))
+		}
+		d.notFound(w, r)
+	}))
 }
 
 // forbidden is the 403 page for an action the user's role does not grant.

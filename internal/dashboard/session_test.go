@@ -521,6 +521,15 @@ func TestUnknownPages(t *testing.T) {
 		t.Errorf("GET /no-such-page from a browser: %d, Content-Type %q, CSP %q", r.status, r.header.Get("Content-Type"), r.header.Get("Content-Security-Policy"))
 	}
 	owner := b.login(b.owner.Email)
+	// Signed in, the 404 page keeps the dashboard's menu; signed out, it
+	// shows none.
+	owner.headers["Accept"] = br.headers["Accept"]
+	if r := owner.get("/no-such-page"); r.status != http.StatusNotFound || !page(r) || !strings.Contains(r.body, `<nav class="side"`) {
+		t.Errorf("GET /no-such-page signed in: %d, menu shown %v", r.status, strings.Contains(r.body, `<nav class="side"`))
+	}
+	if r := br.get("/no-such-page"); strings.Contains(r.body, `<nav class="side"`) {
+		t.Error("the 404 page shows the menu to a browser that is not signed in")
+	}
 	for _, c := range []struct{ method, path, allow string }{
 		{"GET", "/auth/login", "POST"},
 		{"DELETE", "/keys", "GET, POST, HEAD"},
