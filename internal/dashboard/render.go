@@ -21,14 +21,18 @@ var templateFS embed.FS
 // layout is what every page shows around its own content. Each page
 // struct embeds it; render fills it in from the request's session.
 type layout struct {
-	Lang      string
-	Title     string // a catalogue key
-	User      *team.User
-	Merchant  string // the merchant's name
-	Sandbox   bool
-	Flash     string // a catalogue key
-	FlashArg  string
-	RequestID string
+	Lang  string
+	Title string // a catalogue key
+	// TitleDetail follows the title in the window's title: which one of
+	// many, such as a transaction's reference, so tabs and history tell
+	// pages apart.
+	TitleDetail string
+	User        *team.User
+	Merchant    string // the merchant's name
+	Sandbox     bool
+	Flash       string // a catalogue key
+	FlashArg    string
+	RequestID   string
 	// Nav is the current section ("overview", "keys", ...), to mark the
 	// menu.
 	Nav string

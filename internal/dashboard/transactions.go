@@ -338,7 +338,7 @@ func (d *Dashboard) handleTransaction() http.Handler {
 			d.fail(w, r, err)
 			return
 		}
-		p := &transactionPage{layout: layout{Title: "tx.detail.title", Nav: "transactions"}, Tx: *t, Timeline: steps, Refunds: refunds}
+		p := &transactionPage{layout: layout{Title: "tx.detail.title", TitleDetail: t.Reference, Nav: "transactions"}, Tx: *t, Timeline: steps, Refunds: refunds}
 		p.DeliveryList = deliveryList{layout: &p.layout, Deliveries: hist.Deliveries, Actions: true, Return: "/transactions/" + t.ID}
 		if t.Status == payment.StatusPending {
 			p.Refresh = 5

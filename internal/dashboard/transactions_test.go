@@ -316,7 +316,7 @@ func TestTransactionDetailAndPhone(t *testing.T) {
 		id := tx["id"].(string)
 
 		pending := dev.get("/transactions/" + id)
-		for _, want := range []string{"order-1", "1 500 FCFA", tx["internal_ref"].(string), payer[1:], "2 x café", `data-refresh-seconds="5"`,
+		for _, want := range []string{"<title>Transaction order-1 · momopay</title>", "1 500 FCFA", tx["internal_ref"].(string), payer[1:], "2 x café", `data-refresh-seconds="5"`,
 			"Created", "Payment request accepted by the operator", "No webhook was sent for this transaction."} {
 			if !strings.Contains(pending.body, want) {
 				t.Errorf("the pending page lacks %q", want)
