@@ -2,6 +2,7 @@ package main_test
 
 import (
 	"encoding/json"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
@@ -73,6 +74,27 @@ func TestDeliveriesNeverReachOwnListeners(t *testing.T) {
 		a := d.Attempts[0]
 		if a.StatusCode != nil || a.Excerpt != "" || !strings.Contains(a.Error, "own listener") {
 			t.Errorf("delivery to %s: status %v, answer %q, error %q; want refused as momopay's own listener", d.URL, a.StatusCode, a.Excerpt, a.Error)
+		}
+	}
+
+	// "webhook test" sends from the command's own process: it refuses the
+	// ports the server's variables name too.
+	out, err := exec.Command(binary, "webhook", "list", "--merchant", merchant, "--json", "--db", db).Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var list struct {
+		Endpoints []struct{ ID, URL string } `json:"endpoints"`
+	}
+	if err := json.Unmarshal(out, &list); err != nil || len(list.Endpoints) != 2 {
+		t.Fatalf("webhook list: %v %s", err, out)
+	}
+	for _, e := range list.Endpoints {
+		cmd := exec.Command(binary, "webhook", "test", "--merchant", merchant, "--db", db, e.ID)
+		cmd.Env = append(os.Environ(), "MOMOPAY_ADDR="+strings.TrimPrefix(p.url, "http://"), "MOMOPAY_ADMIN_ADDR="+strings.TrimPrefix(admin[1], "http://"))
+		out, err := cmd.CombinedOutput()
+		if err == nil || !strings.Contains(string(out), "own listener") || strings.Contains(string(out), "momopay serve") {
+			t.Errorf("webhook test to %s: %v\n%s\nwant refused as momopay's own listener", e.URL, err, out)
 		}
 	}
 }

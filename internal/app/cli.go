@@ -8,6 +8,9 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
+	"net/netip"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 
@@ -224,7 +227,30 @@ func (c *cli) open(ctx context.Context, dbURL string) (*App, error) {
 	return Open(ctx, Config{
 		DatabaseURL: dbURL, Mode: or(c.getenv("MOMOPAY_MODE"), ModeSandbox), ExistingDatabase: true,
 		Logger: c.quietLogger(), Getenv: c.getenv, SessionSecret: []byte(c.getenv("MOMOPAY_SESSION_SECRET")),
+		Listeners: c.serverListeners(),
 	})
+}
+
+// serverListeners are the addresses momopay serve listens on as far as a
+// command can tell: MOMOPAY_ADDR and MOMOPAY_ADMIN_ADDR, or their
+// defaults. "webhook test" and "webhook resend" send from this process,
+// and must no more reach the server's own ports (its admin listener's
+// pprof, say) than the server's deliveries do; a serve started with other
+// --addr flags is out of a command's sight, and the docs say so.
+func (c *cli) serverListeners() []netip.AddrPort {
+	var out []netip.AddrPort
+	for _, addr := range []string{or(c.getenv("MOMOPAY_ADDR"), defaultAddr), or(c.getenv("MOMOPAY_ADMIN_ADDR"), defaultAdminAddr)} {
+		_, port, err := net.SplitHostPort(addr)
+		if err != nil {
+			continue // "off", or not an address: serve refuses it
+		}
+		if p, err := strconv.ParseUint(port, 10, 16); err == nil && p > 0 {
+			// The guard goes by port, on loopback and on the machine's
+			// own addresses, so the host part does not matter.
+			out = append(out, netip.AddrPortFrom(netip.IPv4Unspecified(), uint16(p)))
+		}
+	}
+	return out
 }
 
 // quietLogger logs only warnings and errors, on stderr: an administrative

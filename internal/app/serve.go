@@ -17,6 +17,13 @@ import (
 	"github.com/momopay/momopay/internal/store"
 )
 
+// The listen addresses of serve when neither a flag nor a variable gives
+// one; the other commands assume them too (cli.serverListeners).
+const (
+	defaultAddr      = "127.0.0.1:8080"
+	defaultAdminAddr = "127.0.0.1:9090"
+)
+
 // minPendingTTL keeps a demo's PENDING window long enough for the first
 // poll (payment.FirstPollDelay) and a payer's answer by hand.
 const minPendingTTL = time.Second
@@ -24,12 +31,12 @@ const minPendingTTL = time.Second
 func (c *cli) serve(ctx context.Context, args []string) error {
 	fs := c.newFlags("serve")
 	db := dbFlag(fs)
-	addr := fs.String("addr", "127.0.0.1:8080", "listen address HOST:PORT; \":8080\" or \"0.0.0.0:8080\" listens on all interfaces (env MOMOPAY_ADDR)")
+	addr := fs.String("addr", defaultAddr, "listen address HOST:PORT; \":8080\" or \"0.0.0.0:8080\" listens on all interfaces (env MOMOPAY_ADDR)")
 	mode := fs.String("mode", ModeSandbox, "sandbox (simulated operators) or live (env MOMOPAY_MODE)")
 	ttl := fs.Duration("pending-ttl", payment.DefaultPendingTTL, fmt.Sprintf("sandbox only: how long a payment may stay PENDING, %s to %s, e.g. 30s (env MOMOPAY_PENDING_TTL)", minPendingTTL, payment.DefaultPendingTTL))
 	rateLimit := fs.Float64("rate-limit", api.DefaultRateLimit.PerSecond, "requests per second allowed per API key; 0 turns the limit off (env MOMOPAY_RATE_LIMIT)")
 	rateBurst := fs.Int("rate-burst", api.DefaultRateLimit.Burst, "requests an API key may send at once above the rate (env MOMOPAY_RATE_BURST)")
-	adminAddr := fs.String("admin-addr", "127.0.0.1:9090", "admin listener for /metrics, /livez, /readyz and /debug/pprof/; keep it private; \"off\" turns it off (env MOMOPAY_ADMIN_ADDR)")
+	adminAddr := fs.String("admin-addr", defaultAdminAddr, "admin listener for /metrics, /livez, /readyz and /debug/pprof/; keep it private; \"off\" turns it off (env MOMOPAY_ADMIN_ADDR)")
 	logFormat := fs.String("log-format", defaultLogFormat(c.stderr), "log format: json or text; the default is text when stderr is a terminal, json otherwise (env MOMOPAY_LOG_FORMAT)")
 	logLevel := fs.String("log-level", "info", "least severe log lines written: debug, info, warn or error (env MOMOPAY_LOG_LEVEL)")
 	grace := fs.Duration("shutdown-grace", DefaultShutdownGrace, "on SIGTERM or SIGINT, how long requests and running jobs get to finish before jobs are cancelled and handed back (env MOMOPAY_SHUTDOWN_GRACE)")
