@@ -197,8 +197,10 @@ func usage() string {
 URL (postgres://USER@HOST:5432/DB) or key=value string ("host=HOST
 user=USER dbname=DB"); env MOMOPAY_DATABASE_URL. Only serve and migrate
 create a database. Flags may come before or after the arguments; --json
-prints one JSON object on stdout. Webhook commands follow MOMOPAY_MODE like
-serve (sandbox allows http and loopback URLs, not private or link-local ones).
+prints one JSON object on stdout. Every command runs in the mode of --mode
+(env MOMOPAY_MODE) like serve: webhook URLs follow it (sandbox allows http
+and loopback URLs, not private or link-local ones), and a database that has
+served live is refused in sandbox mode.
 
 Every flag has an environment variable: MOMOPAY_ and its name in capitals
 (--shutdown-grace: MOMOPAY_SHUTDOWN_GRACE), listed by "momopay COMMAND -h";
@@ -218,14 +220,24 @@ type cli struct {
 	// came from and the bad variables, and the command stops there
 	// (config_cli.go).
 	inspect func(fs *flag.FlagSet, from map[string]string, bad []error)
+	// mode is the command's --mode (flags), which open runs in.
+	mode *string
 }
 
 // open wires the app for an administrative command: no workers, quiet
-// logs, the mode of MOMOPAY_MODE as for serve (the mode decides, for one,
-// which webhook URLs are accepted), and a database that must exist.
+// logs, the mode of --mode or MOMOPAY_MODE as for serve (the mode decides,
+// for one, which webhook URLs are accepted), and a database that must
+// exist.
 func (c *cli) open(ctx context.Context, dbURL string) (*App, error) {
+	mode := ModeSandbox
+	if c.mode != nil {
+		mode = *c.mode
+	}
+	if mode != ModeSandbox && mode != ModeLive {
+		return nil, fmt.Errorf("--mode %q is not a mode: use sandbox or live (env MOMOPAY_MODE)", mode)
+	}
 	return Open(ctx, Config{
-		DatabaseURL: dbURL, Mode: or(c.getenv("MOMOPAY_MODE"), ModeSandbox), ExistingDatabase: true,
+		DatabaseURL: dbURL, Mode: mode, ExistingDatabase: true,
 		Logger: c.quietLogger(), Getenv: c.getenv, SessionSecret: []byte(c.getenv("MOMOPAY_SESSION_SECRET")),
 		Listeners: c.serverListeners(),
 	})

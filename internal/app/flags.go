@@ -60,6 +60,7 @@ func (c *cli) newFlags(name string) *flag.FlagSet {
 // flags starts a flag set with the options every database command shares.
 func (c *cli) flags(name string) (*flag.FlagSet, *string, *bool) {
 	fs := c.newFlags(name)
+	c.mode = fs.String("mode", ModeSandbox, "sandbox or live, as the server runs: webhook URLs follow it, and a database that has served live is refused in sandbox mode (env MOMOPAY_MODE)")
 	return fs, dbFlag(fs), jsonFlag(fs)
 }
 

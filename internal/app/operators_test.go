@@ -455,9 +455,17 @@ func TestServedLiveRefusesSandbox(t *testing.T) {
 				t.Fatalf("sandbox serve on a live database: %v, want ErrServedLive", err)
 			}
 			for _, args := range [][]string{{"sandbox", "confirm", "01a216b5-d255-7770-928b-463c7480d930"}, {"merchant", "list"}} {
-				if _, _, err := cliRun(t, env, "", args...); err == nil || !strings.Contains(err.Error(), "MOMOPAY_MODE=live") {
+				if _, _, err := cliRun(t, env, "", args...); err == nil || !strings.Contains(err.Error(), "--mode live (or MOMOPAY_MODE=live)") {
 					t.Errorf("%v without MOMOPAY_MODE: %v, want the live database refused", args, err)
 				}
+			}
+			// --mode says it as the variable does; a mode that is neither
+			// is refused, not taken for sandbox.
+			if out, _, err := cliRun(t, env, "", "merchant", "list", "--mode", "live"); err != nil || !strings.Contains(out, m) {
+				t.Errorf("merchant list --mode live: %v %q", err, out)
+			}
+			if _, _, err := cliRun(t, env, "", "merchant", "list", "--mode", "Live"); err == nil || !strings.Contains(err.Error(), `--mode "Live" is not a mode`) {
+				t.Errorf("merchant list --mode Live: %v, want refused", err)
 			}
 			env["MOMOPAY_MODE"] = "live"
 			if out, _, err := cliRun(t, env, "", "merchant", "list"); err != nil || !strings.Contains(out, m) {

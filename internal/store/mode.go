@@ -8,7 +8,7 @@ import (
 
 // ErrServedLive is a database that has served in live mode, opened in
 // sandbox mode.
-var ErrServedLive = errors.New("this database has served in live mode: run with MOMOPAY_MODE=live (serve --mode live); " +
+var ErrServedLive = errors.New("this database has served in live mode: run with --mode live (or MOMOPAY_MODE=live); " +
 	"in sandbox mode the simulators would answer its real payments")
 
 // CheckMode keeps the mode a database serves in: opened live, it is marked
