@@ -204,7 +204,8 @@ func TestBackupWhileServing(t *testing.T) {
 }
 
 // TestBackupRefuses: PostgreSQL is pointed at pg_dump, and a missing
-// database or a missing --to are explained, with nothing written.
+// database, a missing --to or a --to in a missing folder are explained,
+// with nothing written.
 func TestBackupRefuses(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
@@ -217,6 +218,8 @@ func TestBackupRefuses(t *testing.T) {
 		{[]string{"backup", "--db", "host=127.0.0.1 user=postgres dbname=momopay", "--to", to}, "pg_dump"},
 		{[]string{"backup", "--db", filepath.Join(dir, "missing.db"), "--to", to}, "no SQLite database"},
 		{[]string{"backup", "--db", filepath.Join(dir, "missing.db")}, "--to FILE"},
+		{[]string{"backup", "--db", migrated(t, "sqlite"), "--to", filepath.Join(dir, "no-such-folder", "out.db")},
+			"the backup's folder " + filepath.Join(dir, "no-such-folder") + " does not exist"},
 	}
 	for _, c := range cases {
 		_, _, err := cliRun(t, nil, "", c.args...)

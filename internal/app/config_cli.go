@@ -182,8 +182,9 @@ func checkRateLimit(_ context.Context, s settings) []string {
 	if limit < 0 || math.IsNaN(limit) || math.IsInf(limit, 0) {
 		problems = append(problems, fmt.Sprintf("--rate-limit %v is out of range: give requests per second per API key, 0 or more; 0 turns the limit off (env MOMOPAY_RATE_LIMIT)", limit))
 	}
-	if burst < 0 || (limit > 0 && burst < 1) {
-		problems = append(problems, fmt.Sprintf("--rate-burst %d is out of range: give at least 1 while --rate-limit is on (env MOMOPAY_RATE_BURST)", burst))
+	// A bad --rate-limit counts as on: each problem is named on its own.
+	if burst < 0 || (limit != 0 && burst < 1) {
+		problems = append(problems, fmt.Sprintf("--rate-burst %d is out of range: give at least 1; 0 only goes with --rate-limit 0, which turns the limit off (env MOMOPAY_RATE_BURST)", burst))
 	}
 	return problems
 }

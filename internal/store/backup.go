@@ -50,6 +50,10 @@ func (db *DB) BackupSQLite(ctx context.Context, path string) (*BackupInfo, error
 		return nil, err
 	}
 	tmp, err := os.CreateTemp(filepath.Dir(abs), "."+filepath.Base(abs)+".partial-*")
+	if errors.Is(err, fs.ErrNotExist) {
+		// Not the temporary file's name, which means nothing to the reader.
+		return nil, fmt.Errorf("the backup's folder %s does not exist: create it first", filepath.Dir(abs))
+	}
 	if err != nil {
 		return nil, fmt.Errorf("create the backup file: %w", err)
 	}
