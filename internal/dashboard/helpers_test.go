@@ -3,9 +3,11 @@ package dashboard_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/url"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -186,4 +188,28 @@ func (br *browser) signedOut() bool {
 	br.t.Helper()
 	r := br.get("/keys")
 	return r.status == http.StatusSeeOther && strings.HasPrefix(r.header.Get("Location"), "/login")
+}
+
+var (
+	describedBy = regexp.MustCompile(`aria-describedby="([^"]+)"`)
+	fieldError  = regexp.MustCompile(`<p class="field-error"[^>]*>`)
+)
+
+// errorsTiedToFields checks a page's field errors: each has an id, and
+// each aria-describedby names an element of the page, so a screen reader
+// reads the error with its field.
+func errorsTiedToFields(body string) error {
+	for _, p := range fieldError.FindAllString(body, -1) {
+		if !strings.Contains(p, ` id="`) {
+			return fmt.Errorf("a field error is tied to no field: %s", p)
+		}
+	}
+	for _, m := range describedBy.FindAllStringSubmatch(body, -1) {
+		for _, id := range strings.Fields(m[1]) {
+			if !strings.Contains(body, ` id="`+id+`"`) {
+				return fmt.Errorf("aria-describedby names %q, which is not on the page", id)
+			}
+		}
+	}
+	return nil
 }

@@ -173,8 +173,12 @@ func TestTransactionList(t *testing.T) {
 		}
 		for _, bad := range []string{"status=LOST", "operator=MTN", "from=yesterday", "to=2026-13-01", "before=x", "after=1", "q=" + strings.Repeat("r", 65),
 			"q=a%00b", "q=a%ffb", "q=two+words"} { // a NUL or invalid UTF-8 was a 500 on PostgreSQL
-			if r := br.get("/transactions?" + bad); r.status != http.StatusBadRequest || !strings.Contains(r.body, `class="field-error"`) {
+			r := br.get("/transactions?" + bad)
+			if r.status != http.StatusBadRequest || !strings.Contains(r.body, `class="field-error"`) || !strings.Contains(r.body, "Please correct the field below.") {
 				t.Errorf("%s: %d, want 400 with the field named", bad, r.status)
+			}
+			if err := errorsTiedToFields(r.body); err != nil {
+				t.Errorf("%s: %v", bad, err)
 			}
 		}
 	})

@@ -295,8 +295,14 @@ func TestDeliveryHistoryPage(t *testing.T) {
 				t.Errorf("%s: %d deliveries, want %d", query, n, want)
 			}
 		}
-		if r := br.get("/webhooks/deliveries?state=lost"); r.status != http.StatusBadRequest {
-			t.Errorf("bad state filter: %d", r.status)
+		for _, bad := range []string{"state=lost", "event=transaction.lost", "after=x"} {
+			r := br.get("/webhooks/deliveries?" + bad)
+			if r.status != http.StatusBadRequest || !strings.Contains(r.body, "Please correct the field below.") {
+				t.Errorf("bad filter %s: %d", bad, r.status)
+			}
+			if err := errorsTiedToFields(r.body); err != nil {
+				t.Errorf("bad filter %s: %v", bad, err)
+			}
 		}
 
 		// Re-send one: still down, then up.
