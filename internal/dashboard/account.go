@@ -107,6 +107,9 @@ func (d *Dashboard) handleLanguage() http.Handler {
 			d.fail(w, r, err)
 			return
 		}
+		// The sign-in page and the pages of an ended session follow the
+		// choice too, not one made before it.
+		setLanguageCookie(w, lang)
 		back := r.PostForm.Get("return")
 		if !localPath(back) {
 			back = "/account"

@@ -11,6 +11,7 @@ import (
 	"net/netip"
 	"net/url"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -499,6 +500,27 @@ func TestLanguages(t *testing.T) {
 		r := br.postForm("/account/language", url.Values{"language": {"fr"}, "return": {html.UnescapeString(back[1])}})
 		if r.status != http.StatusSeeOther || r.header.Get("Location") != filtered {
 			t.Fatalf("switch: %d %s", r.status, r.header.Get("Location"))
+		}
+		// The browser remembers it too, for the pages without a session.
+		if c := r.header.Values("Set-Cookie"); !slices.ContainsFunc(c, func(v string) bool { return strings.HasPrefix(v, "momopay_lang=fr;") }) {
+			t.Errorf("the switch sets no language cookie: %q", c)
+		}
+		// A page answering a form has a POST-only address: its switch
+		// returns to the page the form was sent from.
+		br.headers["Referer"] = b.s.URL + "/account?tab=1"
+		r = br.postForm("/account/password", url.Values{"current": {"not my password"}, "new": {"a brand new password"}})
+		delete(br.headers, "Referer")
+		if back := regexp.MustCompile(`name="return" value="([^"]*)"`).FindStringSubmatch(r.body); r.status != http.StatusUnprocessableEntity || back == nil || html.UnescapeString(back[1]) != "/account?tab=1" {
+			t.Errorf("after a refused form (%d), the switch returns to %v, want /account?tab=1", r.status, back)
+		}
+		r = br.postForm("/account/password", url.Values{"current": {"not my password"}, "new": {"a brand new password"}})
+		if back := regexp.MustCompile(`name="return" value="([^"]*)"`).FindStringSubmatch(r.body); back == nil || back[1] != "/" {
+			t.Errorf("without a Referer, the switch returns to %v, want /", back)
+		}
+		// The 405 page is in the user's language, with the menu.
+		br.headers["Accept-Language"], br.headers["Accept"] = "en", "text/html"
+		if r := br.get("/auth/login"); r.status != http.StatusMethodNotAllowed || !strings.Contains(r.body, `<html lang="fr">`) || !strings.Contains(r.body, `<nav class="side"`) {
+			t.Errorf("405 page: %d, French %v, menu %v", r.status, strings.Contains(r.body, `<html lang="fr">`), strings.Contains(r.body, `<nav class="side"`))
 		}
 		// Remembered for the user, in another browser too, whatever it asks.
 		other := b.login(b.owner.Email)

@@ -9,6 +9,7 @@ import (
 	"html/template"
 	"io/fs"
 	"net/http"
+	"net/url"
 	"strings"
 
 	"github.com/momopay/momopay/internal/payment"
@@ -116,8 +117,11 @@ func (d *Dashboard) render(w http.ResponseWriter, r *http.Request, status int, n
 	l.Sandbox = d.sandbox
 	l.RequestID = w.Header().Get("X-Request-Id")
 	l.Path = r.URL.Path
-	if r.Method == http.MethodGet && len(r.URL.RequestURI()) < 512 { // localPath's bound
+	switch {
+	case r.Method == http.MethodGet && len(r.URL.RequestURI()) < 512: // localPath's bound
 		l.Path = r.URL.RequestURI()
+	case r.Method != http.MethodGet && r.Method != http.MethodHead:
+		l.Path = formPage(r)
 	}
 	if l.Flash == "" {
 		l.Flash, l.FlashArg = d.takeFlash(w, r)
@@ -138,6 +142,16 @@ func (d *Dashboard) render(w http.ResponseWriter, r *http.Request, status int, n
 	w.Write(buf.Bytes())
 }
 
+// formPage is where the language switch of a page answering a form (a 422
+// to a POST) returns: that address takes only POST, so it is the page the
+// form was sent from (its same-site Referer), or the overview.
+func formPage(r *http.Request) string {
+	if u, err := url.Parse(r.Referer()); err == nil && u.Host == r.Host && localPath(u.RequestURI()) {
+		return u.RequestURI()
+	}
+	return "/"
+}
+
 // messagePage is the page of the error, not-found and forbidden answers.
 type messagePage struct {
 	layout
@@ -156,7 +170,11 @@ func (d *Dashboard) fail(w http.ResponseWriter, r *http.Request, err error) {
 	p := &messagePage{layout: layout{Title: "error.title"}, Heading: "error.title", Body: "error.body"}
 	if name := "message"; d.pages.pages[name] != nil {
 		var buf bytes.Buffer
-		p.Lang = language(r, "")
+		saved := ""
+		if s := sessionOf(r); s != nil {
+			saved = s.User.Language
+		}
+		p.Lang = language(r, saved)
 		p.RequestID = w.Header().Get("X-Request-Id")
 		if d.pages.pages[name].ExecuteTemplate(&buf, "layout.html", p) == nil {
 			w.Header().Set("Content-Type", "text/html; charset=utf-8")
@@ -179,6 +197,7 @@ func (d *Dashboard) notFound(w http.ResponseWriter, r *http.Request) {
 func (d *Dashboard) methodNotAllowed(allow string) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Allow", allow)
+		r = d.withSessionIfAny(w, r)
 		d.render(w, r, http.StatusMethodNotAllowed, "message", &messagePage{layout: layout{Title: "badmethod.title"}, Heading: "badmethod.title", Body: "badmethod.body"})
 	})
 }
@@ -189,11 +208,18 @@ func (d *Dashboard) methodNotAllowed(allow string) http.Handler {
 // their language, so a mistyped address is not a dead end.
 func (d *Dashboard) NotFoundPage() http.Handler {
 	return d.secure(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if s, err := d.current(w, r); err == nil && s != nil {
-			r = r.WithContext(context.WithValue(r.Context(), ctxSession, s))
-		}
-		d.notFound(w, r)
+		d.notFound(w, d.withSessionIfAny(w, r))
 	}))
+}
+
+// withSessionIfAny gives a page outside the signed-in routes (404, 405)
+// the request's session when it has one, for the menu and the user's
+// language; without one the page is shown as to anybody.
+func (d *Dashboard) withSessionIfAny(w http.ResponseWriter, r *http.Request) *http.Request {
+	if s, err := d.current(w, r); err == nil && s != nil {
+		return r.WithContext(context.WithValue(r.Context(), ctxSession, s))
+	}
+	return r
 }
 
 // forbidden is the 403 page for an action the user's role does not grant.

@@ -282,6 +282,18 @@ func afterLogin(next string) string {
 	return "/"
 }
 
+// setLanguageCookie remembers the browser's language for the pages shown
+// without a session (sign-in, and the error pages of one that ended); ""
+// forgets it, for the browser's own Accept-Language.
+func setLanguageCookie(w http.ResponseWriter, lang string) {
+	c := &http.Cookie{Name: langCookie, Value: lang, Path: "/", MaxAge: 365 * 24 * 3600,
+		HttpOnly: true, Secure: true, SameSite: http.SameSiteLaxMode}
+	if lang == "" {
+		c.MaxAge = -1
+	}
+	http.SetCookie(w, c)
+}
+
 func (d *Dashboard) handleLoginPage() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		next := r.URL.Query().Get("next")
@@ -289,8 +301,7 @@ func (d *Dashboard) handleLoginPage() http.Handler {
 			next = ""
 		}
 		if lang := r.URL.Query().Get("lang"); lang == english || lang == french {
-			http.SetCookie(w, &http.Cookie{Name: langCookie, Value: lang, Path: "/", MaxAge: 365 * 24 * 3600,
-				HttpOnly: true, Secure: true, SameSite: http.SameSiteLaxMode})
+			setLanguageCookie(w, lang)
 			http.Redirect(w, r, loginPath(next), http.StatusSeeOther)
 			return
 		}
