@@ -219,7 +219,9 @@ func (d *Dashboard) handleExport() http.Handler {
 		merchant := sessionOf(r).MerchantID
 		f, lf, fields := readTransactionFilter(r)
 		if len(fields) > 0 {
-			http.Error(w, "invalid filter", http.StatusBadRequest)
+			// The list's page names each bad filter, in the user's
+			// language; a download cannot.
+			http.Redirect(w, r, withQuery("/transactions", r.URL.RawQuery), http.StatusSeeOther)
 			return
 		}
 		h := w.Header()

@@ -244,8 +244,15 @@ func TestExportCSV(t *testing.T) {
 		if rows, _ := read("q=bulk-01000"); len(rows) != 2 || rows[1][1] != "bulk-01000" {
 			t.Errorf("export by reference: %v", rows)
 		}
-		if r := br.get("/transactions/export.csv?status=nope"); r.status != http.StatusBadRequest {
-			t.Errorf("bad filter: %d", r.status)
+		// A bad filter leads to the list, which names it in the user's
+		// language, without the export button or a count of nothing.
+		if r := br.get("/transactions/export.csv?status=nope&operator=AIRTEL"); r.status != http.StatusSeeOther || r.header.Get("Location") != "/transactions?status=nope&operator=AIRTEL" {
+			t.Errorf("bad filter: %d, to %q", r.status, r.header.Get("Location"))
+		}
+		if r := br.get("/transactions?status=nope"); r.status != http.StatusBadRequest || strings.Contains(r.body, "download") ||
+			strings.Contains(r.body, "on this page") || strings.Contains(r.body, "No transaction matches") {
+			t.Errorf("the list with a bad filter: %d, offers an export %v or counts what it did not read",
+				r.status, strings.Contains(r.body, "download"))
 		}
 	})
 }

@@ -267,7 +267,7 @@ func (d *Dashboard) handleEndpointDelete() http.Handler {
 			return
 		}
 		if e == nil {
-			d.notFound(w, r)
+			d.endpointGone(w, r) // deleted already (a second click) says so
 			return
 		}
 		if err := d.webhooks.DeleteEndpoint(r.Context(), sessionOf(r).MerchantID, e.ID); err != nil {

@@ -210,6 +210,13 @@ func TestWebhookEndpointPages(t *testing.T) {
 		if r := otherBr.get("/webhooks/" + downID + "/delete"); r.status != http.StatusNotFound {
 			t.Errorf("another merchant's deleted endpoint: %d, want 404", r.status)
 		}
+		// A second delete (a double click) says the same, not 404.
+		if r := br.postForm("/webhooks/"+downID+"/delete", nil); r.status != http.StatusOK || !strings.Contains(r.body, "This endpoint is already deleted") {
+			t.Errorf("a second delete: %d", r.status)
+		}
+		if r := otherBr.postForm("/webhooks/"+downID+"/delete", nil); r.status != http.StatusNotFound {
+			t.Errorf("another merchant's delete of it: %d, want 404", r.status)
+		}
 
 		// Secrets appear only in the answers that made them.
 		for _, path := range []string{"/webhooks", "/audit", "/webhooks/deliveries", "/"} {
