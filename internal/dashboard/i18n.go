@@ -54,6 +54,8 @@ func translate(lang, key string, args ...any) string {
 	msg, ok := messages[lang][key]
 	if !ok {
 		msg, ok = messages[english][key]
+	} else if lang == french {
+		msg = frenchSpaces.Replace(msg)
 	}
 	if !ok {
 		return key
@@ -63,6 +65,13 @@ func translate(lang, key string, args ...any) string {
 	}
 	return msg
 }
+
+// frenchSpaces gives French text its non-breaking spaces, so that a line
+// never starts with its punctuation: a no-break space before a colon and
+// inside guillemets, a narrow one before ; ? and !. The catalogue is
+// written with plain spaces; the arguments (names, URLs) are left as they
+// are.
+var frenchSpaces = strings.NewReplacer(" :", "\u00a0:", " ;", "\u202f;", " ?", "\u202f?", " !", "\u202f!", "« ", "«\u00a0", " »", "\u00a0»")
 
 // messages is the catalogue: every key in English and in French. A page
 // adds its keys to both maps (a test checks that they match, and that

@@ -335,7 +335,7 @@ func TestDeliveryHistoryPage(t *testing.T) {
 		}
 		br.headers["Accept-Language"] = "fr"
 		br.postForm("/webhooks/deliveries/"+one+"/resend", nil)
-		if page := br.get("/webhooks/deliveries"); !strings.Contains(page.body, "Non renvoyé : cet envoi a déjà été livré.") {
+		if page := br.get("/webhooks/deliveries"); !strings.Contains(page.body, "Non renvoyé\u00a0: cet envoi a déjà été livré.") {
 			t.Error("the refusal is not in French on a French page")
 		}
 		delete(br.headers, "Accept-Language")
