@@ -44,8 +44,9 @@ func (d *Dashboard) handlePassword() http.Handler {
 		// password at the server's speed.
 		wait, giveBack := d.byAccount.Reserve(s.User.Email, now)
 		if wait > 0 {
+			secs := retryAfter(w, wait)
 			d.render(w, r, http.StatusTooManyRequests, "account", &accountPage{layout: layout{Title: "account.title", Nav: "account"},
-				Error: "login.throttled", Wait: retryAfter(w, wait)})
+				Error: throttled(secs), Wait: secs})
 			return
 		}
 		u, err := d.accounts.CheckPassword(r.Context(), s.User.Email, r.PostForm.Get("current"))

@@ -220,7 +220,7 @@ func init() {
 		"form.password.length": "Le mot de passe doit compter de 12 à 72 caractères (une lettre accentuée compte pour deux).",
 		"form.password.chars":  "Le mot de passe ne doit pas contenir de caractères de contrôle.",
 		"team.email.taken":     "Un utilisateur avec cet e-mail existe déjà.",
-		"team.role.bad":        "Choisissez un rôle de la liste.",
+		"team.role.bad":        "Choisissez un rôle dans la liste.",
 		"team.lastowner":       "Le compte doit garder au moins un propriétaire.",
 		"wh.url.required":      "Saisissez l'URL du point de réception.",
 		"wh.url.long":          fmt.Sprintf("L'URL doit compter au plus %d caractères.", webhook.MaxURLLength),
@@ -235,6 +235,6 @@ func init() {
 		"wh.url.private.live":  "En mode réel, l'URL ne doit pas désigner une adresse privée, de bouclage ou locale au lien.",
 		"wh.url.private":       "L'URL ne doit pas désigner une adresse privée ou locale au lien (le bouclage est permis dans le bac à sable).",
 		"wh.url.taken":         "Cette URL est déjà enregistrée : utilisez ce point de réception (activez-le s'il est désactivé) plutôt que d'en ajouter un second.",
-		"wh.filter.bad":        "Choisissez une valeur de la liste.",
+		"wh.filter.bad":        "Choisissez une valeur dans la liste.",
 	})
 }

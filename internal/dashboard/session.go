@@ -401,7 +401,7 @@ func (d *Dashboard) handleLogin() http.Handler {
 				return
 			}
 			waitSecs = retry
-			refuse(http.StatusTooManyRequests, "login.throttled", "")
+			refuse(http.StatusTooManyRequests, throttled(retry), "")
 			return
 		}
 		u, err := d.accounts.CheckPassword(r.Context(), email, in.Password)
@@ -499,6 +499,15 @@ func clientAddress(r *http.Request) string {
 		return a.Unmap().String()
 	}
 	return host
+}
+
+// throttled is the catalogue key of the throttled sign-in message for a
+// wait of secs seconds, in the singular for one.
+func throttled(secs int) string {
+	if secs == 1 {
+		return "login.throttled.one"
+	}
+	return "login.throttled"
 }
 
 // retryAfter sets the Retry-After header to wait in whole seconds, rounded
