@@ -2,8 +2,11 @@ package dashboard
 
 import (
 	"fmt"
+	"html/template"
 	"net/http"
 	"strings"
+
+	"github.com/momopay/momopay/internal/payment"
 )
 
 // Languages the dashboard speaks; English is the default.
@@ -64,6 +67,45 @@ func translate(lang, key string, args ...any) string {
 		return fmt.Sprintf(msg, args...)
 	}
 	return msg
+}
+
+// said maps the phrases the service itself writes in English into its
+// records (timeline details, the refunds' requester, the audit log's who
+// and address columns) to catalogue keys, so a page shows them in its
+// language; the records keep the English, which the API and the CLI show.
+var said = map[string]string{
+	"no answer before expires_at": "said.expired",
+	payment.AutoRefundRequester:   "said.autorefund",
+	payment.AutoRefundActor.Name:  "said.autorefund.actor",
+	"command line":                "said.cli",
+}
+
+// cliActor starts the audit log's who column of a change made from the
+// command line ("command line: amina@ops-1").
+const cliActor = "command line: "
+
+// SaidText is text the service wrote in English, in the page's language
+// when it is one of the service's own phrases (said), else as written.
+func (l *layout) SaidText(text string) string {
+	if key, ok := said[text]; ok {
+		return l.T(key)
+	}
+	if who, ok := strings.CutPrefix(text, cliActor); ok {
+		return l.T("said.cli.who", who)
+	}
+	return text
+}
+
+// Said is SaidText for a page's body: text it cannot translate (an
+// operator's message, a network error) is marked lang="en" on a French
+// page, so that a screen reader reads it as English.
+func (l *layout) Said(text string) template.HTML {
+	out := l.SaidText(text)
+	esc := template.HTMLEscapeString(out)
+	if l.Lang == french && out == text && text != "" {
+		return template.HTML(`<span lang="en">` + esc + `</span>`)
+	}
+	return template.HTML(esc)
 }
 
 // frenchSpaces gives French text its non-breaking spaces, so that a line
@@ -134,6 +176,11 @@ var messages = map[string]map[string]string{
 		"login.failed":                           "Wrong email or password.",
 		"login.throttled":                        "Too many attempts. Try again in %d seconds.",
 		"login.throttled.one":                    "Too many attempts. Try again in %d second.",
+		"said.expired":                           "no answer before expires_at",
+		"said.autorefund":                        "auto-refund: late SUCCESS after TIMEOUT",
+		"said.autorefund.actor":                  "momopay: auto-refund",
+		"said.cli":                               "command line",
+		"said.cli.who":                           "command line: %s",
 		"login.signedout":                        "You are signed out.",
 		"login.expired":                          "Your session has ended. Sign in again.",
 		"login.required":                         "Enter your email and your password.",
@@ -290,6 +337,11 @@ var messages = map[string]map[string]string{
 		"login.failed":                           "E-mail ou mot de passe incorrect.",
 		"login.throttled":                        "Trop de tentatives. Réessayez dans %d secondes.",
 		"login.throttled.one":                    "Trop de tentatives. Réessayez dans %d seconde.",
+		"said.expired":                           "pas de réponse avant l'expiration (expires_at)",
+		"said.autorefund":                        "remboursement automatique : SUCCESS tardif après TIMEOUT",
+		"said.autorefund.actor":                  "momopay : remboursement automatique",
+		"said.cli":                               "ligne de commande",
+		"said.cli.who":                           "ligne de commande : %s",
 		"login.signedout":                        "Déconnexion effectuée.",
 		"login.expired":                          "Votre session a pris fin. Connectez-vous à nouveau.",
 		"login.required":                         "Saisissez votre e-mail et votre mot de passe.",

@@ -2,7 +2,6 @@ package dashboard_test
 
 import (
 	"context"
-	"github.com/google/uuid"
 	"net/http"
 	"net/url"
 	"regexp"
@@ -10,7 +9,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
+
 	"github.com/momopay/momopay/internal/payment"
+	"github.com/momopay/momopay/internal/team"
 	"github.com/momopay/momopay/internal/testserver"
 )
 
@@ -124,6 +126,34 @@ func TestRefundsShown(t *testing.T) {
 	if page := owner.get("/transactions/" + tx.ID).body; !strings.Contains(page, "<h2>Refunds</h2>") || !strings.Contains(page, "<strong>Refunded</strong> · 4 500 FCFA") {
 		t.Error("the transaction page does not show its refund")
 	}
+	// In French, the service's own English phrases are translated: the
+	// timeline's expiry, the auto-refund's requester, the audit log's
+	// auto-refund and command-line actors.
+	if err := app.AuditLog.Append(ctx, team.AuditEntry{MerchantID: b.s.MerchantID, Email: "command line: amina@ops-1",
+		Address: "command line", Action: team.ActionAutoRefundOn, Target: "a SUCCESS reported after TIMEOUT", At: clock.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	fr := b.login(b.owner.Email)
+	fr.postForm("/account/language", url.Values{"language": {"fr"}})
+	for path, want := range map[string][]string{
+		"/transactions/" + tx.ID: {"pas de réponse avant l&#39;expiration (expires_at)", "demandé par remboursement automatique\u00a0: SUCCESS tardif après TIMEOUT"},
+		"/reconciliation":        {"(remboursement automatique\u00a0: SUCCESS tardif après TIMEOUT)"},
+		"/audit":                 {">momopay\u00a0: remboursement automatique<", ">ligne de commande\u00a0: amina@ops-1<", ">ligne de commande<"},
+	} {
+		page := fr.get(path).body
+		for _, w := range want {
+			if !strings.Contains(page, w) {
+				t.Errorf("%s in French lacks %q", path, w)
+			}
+		}
+		// (The audit log's targets are stored text and stay as written.)
+		for _, english := range []string{"no answer before expires_at", "(auto-refund: late SUCCESS", "momopay: auto-refund", ">command line"} {
+			if strings.Contains(page, english) {
+				t.Errorf("%s in French shows %q", path, english)
+			}
+		}
+	}
+	fr.postForm("/account/language", url.Values{"language": {"en"}})
 
 	// Two more late payments, with auto-refund off: one whose refund was
 	// asked when the process died (REQUESTED, its fate unknown), one never
