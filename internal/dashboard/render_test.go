@@ -156,3 +156,25 @@ func TestFormats(t *testing.T) {
 		t.Error("localPath admits another site")
 	}
 }
+
+// TestSaid: the service's own English phrases are translated on a French
+// page; any other English text (an operator's message, a network error)
+// is marked lang="en" there, escaped, and left alone on an English page.
+func TestSaid(t *testing.T) {
+	fr, en := &layout{Lang: french}, &layout{Lang: english}
+	for _, c := range []struct {
+		l          *layout
+		text, want string
+	}{
+		{fr, "no answer before expires_at", "pas de réponse avant l&#39;expiration (expires_at)"},
+		{fr, "command line: amina@ops-1", "ligne de commande\u00a0: amina@ops-1"},
+		{fr, "dial tcp 127.0.0.1:9: connect: connection refused <x>", `<span lang="en">dial tcp 127.0.0.1:9: connect: connection refused &lt;x&gt;</span>`},
+		{en, "dial tcp <x>", "dial tcp &lt;x&gt;"},
+		{en, "command line: amina@ops-1", "command line: amina@ops-1"},
+		{fr, "", ""},
+	} {
+		if got := string(c.l.Said(c.text)); got != c.want {
+			t.Errorf("%s Said(%q) = %q, want %q", c.l.Lang, c.text, got, c.want)
+		}
+	}
+}

@@ -337,8 +337,6 @@ func TestDeliveryHistoryPage(t *testing.T) {
 		br.postForm("/webhooks/deliveries/"+one+"/resend", nil)
 		if page := br.get("/webhooks/deliveries"); !strings.Contains(page.body, "Non renvoyé\u00a0: cet envoi a déjà été livré.") {
 			t.Error("the refusal is not in French on a French page")
-		} else if !strings.Contains(page.body, `<code><span lang="en">`) {
-			t.Error("a delivery's error, in English, is not marked lang=en on a French page")
 		}
 		delete(br.headers, "Accept-Language")
 
