@@ -35,7 +35,7 @@ func (d *Dashboard) handlePassword() http.Handler {
 			d.render(w, r, status, "account", &accountPage{layout: layout{Title: "account.title", Nav: "account"}, Error: msg, Fields: fields})
 		}
 		if !parseForm(w, r) {
-			again(http.StatusBadRequest, "form.fix", nil)
+			again(http.StatusBadRequest, "form.unreadable", nil)
 			return
 		}
 		now := d.now()

@@ -33,5 +33,5 @@ func formTokenOf(r *http.Request) string {
 
 // badForm answers a form that could not be read.
 func (d *Dashboard) badForm(w http.ResponseWriter, r *http.Request) {
-	d.render(w, r, http.StatusBadRequest, "message", &messagePage{layout: layout{Title: "error.title"}, Heading: "error.title", Body: "form.fix"})
+	d.render(w, r, http.StatusBadRequest, "message", &messagePage{layout: layout{Title: "error.title"}, Heading: "error.title", Body: "form.unreadable"})
 }

@@ -42,6 +42,8 @@ func TestOversizedForms(t *testing.T) {
 		for path, form := range forms {
 			if r := br.postForm(path, form); r.status != http.StatusBadRequest {
 				t.Errorf("POST %s with an oversized form: %d, want 400", path, r.status)
+			} else if !strings.Contains(r.body, "The form could not be read.") && !strings.Contains(r.body, "field-error") {
+				t.Errorf("POST %s with an oversized form: neither a field named nor the form said unreadable", path)
 			}
 		}
 		if r := b.browser().postForm("/auth/login", url.Values{"email": {b.owner.Email}, "password": {password}, "pad": {pad}}); r.status != http.StatusBadRequest || r.cookie != nil {
