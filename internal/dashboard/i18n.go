@@ -361,7 +361,7 @@ var messages = map[string]map[string]string{
 		"overview.latest":                        "Dernières transactions",
 		"overview.alerts":                        "À traiter",
 		"overview.undelivered":                   "%d envois de webhook n'ont pas pu être livrés.",
-		"overview.undelivered.one":               "1 livraison de webhook n'a pas pu être livrée.",
+		"overview.undelivered.one":               "1 envoi de webhook n'a pas pu être livré.",
 		"overview.cases":                         "%d cas de rapprochement sont ouverts.",
 		"overview.cases.one":                     "1 cas de rapprochement est ouvert.",
 		"overview.allgood":                       "Rien à traiter.",

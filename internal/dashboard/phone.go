@@ -156,7 +156,7 @@ func init() {
 		"ph.refused.flash":   "Payment %s refused.",
 	}, map[string]string{
 		"ph.title":           "Téléphone de test",
-		"ph.intro":           "Jouez le rôle du payeur : saisissez le numéro auquel un paiement a été demandé, puis confirmez-le avec n'importe quel code PIN à quatre chiffres ou refusez-le. La réponse règle le paiement comme le ferait le rappel d'un opérateur, webhooks compris.",
+		"ph.intro":           "Jouez le rôle du payeur : saisissez le numéro auquel un paiement a été demandé, puis confirmez-le avec n'importe quel code PIN à quatre chiffres ou refusez-le. La réponse règle le paiement comme le ferait la notification d'un opérateur, webhooks compris.",
 		"ph.number":          "Numéro du payeur",
 		"ph.number.help":     "+235 et 8 chiffres. Les numéros autres que les numéros de test prédéfinis attendent votre réponse ici.",
 		"ph.number.bad":      "Saisissez +235 suivi de 8 chiffres.",
