@@ -61,11 +61,13 @@
 //
 // Mount WebhookHandler on the URL registered for the merchant (see
 // Example_webhookReceiver), or call VerifyWebhook from your own handler with
-// the raw, unparsed body. Both check X-Service-Signature (HMAC-SHA256 keyed
-// with the whole "whsec_..." secret string) and require the Standard Webhooks
-// headers, which momopay sends on every delivery, signed with the bytes whose
-// base64 follows "whsec_": they bind a timestamp and the delivery id to the
-// body, so a delivery replayed later, or stripped of them, is refused.
+// the raw, unparsed body. Both require the Standard Webhooks headers, which
+// momopay sends on every delivery, signed with the bytes whose base64 follows
+// "whsec_": they bind a timestamp and the delivery id to the body, so a
+// delivery replayed later, or stripped of them, is refused. They do not
+// check X-Service-Signature, which adds nothing to that and, after a secret
+// rotation, is made with the new secret only: with webhook-signature, a
+// receiver keeps verifying with the previous secret for 24 hours.
 // Deliveries are at least once; WebhookHandler skips a delivery id (the
 // signed webhook-id) it has already handled.
 //

@@ -4,7 +4,6 @@ import (
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/base64"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -19,7 +18,8 @@ const (
 	EventTransactionSuccess = "transaction.success"
 	EventTransactionFailed  = "transaction.failed"
 	EventTransactionTimeout = "transaction.timeout"
-	// EventTransactionTest is sent from the dashboard to check connectivity;
+	// EventTransactionTest is sent from the dashboard (or momopay webhook
+	// test) to check connectivity;
 	// its data is fictitious, so never settle an order on it.
 	EventTransactionTest = "transaction.test"
 )
@@ -86,25 +86,27 @@ func VerifyWebhook(secret string, body []byte, h http.Header) (*Event, error) {
 // VerifyWebhookAt is VerifyWebhook with the clock and tolerance given, for
 // tests and for receivers that queue deliveries before verifying them.
 //
-// It checks X-Service-Signature: "sha256=" and the hex HMAC-SHA256 of the
-// body keyed with the whole secret string. It also requires the Standard
-// Webhooks headers (webhook-id, webhook-timestamp, webhook-signature), which
-// momopay sends on every delivery, the test event included: one of the "v1,"
-// signatures over id.timestamp.body, keyed with the base64-decoded part of
-// the secret after "whsec_", must match, and the timestamp must be within
-// tolerance of now (tolerance <= 0 means the default). Those headers bind a
-// time and the delivery id to the body, which is what stops replays:
-// X-Service-Signature alone does not, so a delivery without them is refused
-// rather than trusted forever. X-Service-Delivery-Id, when present, must
-// equal webhook-id. Comparisons are constant-time.
+// It requires the Standard Webhooks headers (webhook-id, webhook-timestamp,
+// webhook-signature), which momopay sends on every delivery, the test event
+// included: one of the "v1," signatures over id.timestamp.body, keyed with
+// the base64-decoded part of the secret after "whsec_", must match, and the
+// timestamp must be within tolerance of now (tolerance <= 0 means the
+// default). That signature binds a time and the delivery id to the body,
+// which is what stops replays, so a delivery without it is refused rather
+// than trusted forever. X-Service-Delivery-Id, when present, must equal
+// webhook-id. Comparisons are constant-time.
+//
+// X-Service-Signature, the HMAC of the body alone, is not checked: it adds
+// nothing to a verified webhook-signature, and after a secret rotation it is
+// made with the new secret only, while webhook-signature carries a signature
+// with the previous secret too for 24 hours. So a receiver still running
+// with the previous secret keeps verifying deliveries until it is deployed
+// with the new one.
 func VerifyWebhookAt(secret string, body []byte, h http.Header, now time.Time, tolerance time.Duration) (*Event, error) {
 	if secret == "" {
 		// An empty HMAC key is one anybody can sign with: a missing
 		// environment variable must not turn verification off.
 		return nil, fmt.Errorf("%w: no webhook secret configured", ErrInvalidSignature)
-	}
-	if err := verifyServiceSignature(secret, body, h.Get("X-Service-Signature")); err != nil {
-		return nil, err
 	}
 	id, ts, sigs := h.Get("webhook-id"), h.Get("webhook-timestamp"), h.Get("webhook-signature")
 	if tolerance <= 0 {
@@ -128,27 +130,6 @@ func VerifyWebhookAt(secret string, body []byte, h http.Header, now time.Time, t
 	// handled, and skip it when it comes).
 	ev.Test = ev.Event == EventTransactionTest
 	return &ev, nil
-}
-
-// verifyServiceSignature checks X-Service-Signature (docs/webhooks.md).
-func verifyServiceSignature(secret string, body []byte, header string) error {
-	if header == "" {
-		return fmt.Errorf("%w: missing X-Service-Signature header", ErrInvalidSignature)
-	}
-	hexSum, ok := strings.CutPrefix(header, "sha256=")
-	if !ok {
-		return fmt.Errorf("%w: X-Service-Signature does not start with sha256=", ErrInvalidSignature)
-	}
-	got, err := hex.DecodeString(hexSum)
-	if err != nil {
-		return fmt.Errorf("%w: X-Service-Signature is not hexadecimal", ErrInvalidSignature)
-	}
-	mac := hmac.New(sha256.New, []byte(secret))
-	mac.Write(body)
-	if !hmac.Equal(got, mac.Sum(nil)) {
-		return fmt.Errorf("%w: X-Service-Signature does not match the body", ErrInvalidSignature)
-	}
-	return nil
 }
 
 // verifyStandardWebhook checks the Standard Webhooks signature and the

@@ -3,6 +3,7 @@ package client_test
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
 	"errors"
 	"net/http"
 	"net/http/httptest"
@@ -90,8 +91,10 @@ func TestWebhookHandlerRejectsUnverified(t *testing.T) {
 	store := client.NewMemoryDeliveryStore()
 	r := newReceiver(t, store, nil)
 	tests := map[string]func(http.Header){
-		"tampered signature": func(h http.Header) { h.Set("X-Service-Signature", "sha256="+string(bytes.Repeat([]byte("0"), 64))) },
-		"no signature":       func(h http.Header) { h.Del("X-Service-Signature") },
+		"tampered signature": func(h http.Header) {
+			h.Set("webhook-signature", "v1,"+base64.StdEncoding.EncodeToString(bytes.Repeat([]byte("0"), 32)))
+		},
+		"no signature": func(h http.Header) { h.Del("webhook-signature") },
 		"replayed": func(h http.Header) {
 			old := signedHeaders(t, testSecret, "d-1", time.Now().Add(-time.Hour), []byte(testBody))
 			for k, v := range old {

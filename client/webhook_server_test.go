@@ -47,6 +47,11 @@ func TestWebhooksFromServer(t *testing.T) {
 				t.Parallel()
 				testWebhookWrongSecret(t, s)
 			})
+			t.Run("PreviousSecretAfterRotation", func(t *testing.T) {
+				t.Parallel()
+				// A merchant of its own: the others count their deliveries.
+				testWebhookAfterRotation(t, testserver.Start(t, testserver.Options{DB: engine}))
+			})
 		})
 	}
 }
@@ -446,5 +451,45 @@ func testWebhookWrongSecret(t *testing.T, s *testserver.Server) {
 	}
 	if got := reqs[0].header.Get("X-Service-Delivery-Id"); got != d.ID {
 		t.Errorf("X-Service-Delivery-Id = %q, want the recorded delivery %s", got, d.ID)
+	}
+}
+
+// testWebhookAfterRotation: a receiver still running with the previous
+// secret, after the merchant rotated it, keeps verifying deliveries (the
+// 24 hours webhook-signature carries both); before, the client also
+// required X-Service-Signature, made with the new secret only, and refused
+// every delivery until the new secret was deployed.
+func testWebhookAfterRotation(t *testing.T, s *testserver.Server) {
+	ctx := context.Background()
+	recv := newWebhookReceiver(t)
+	ep, err := s.App.Webhooks.CreateEndpoint(ctx, s.MerchantID, recv.url())
+	if err != nil {
+		t.Fatal(err)
+	}
+	recv.start(ep.Secret) // the previous secret, from now on
+	rotated, err := s.App.Webhooks.RotateSecret(ctx, s.MerchantID, ep.ID, "rotate-"+rand.Text())
+	if err != nil || rotated.Secret == "" || rotated.Secret == ep.Secret {
+		t.Fatalf("rotate: %+v, %v", rotated, err)
+	}
+	c := client.New(s.APIKey, client.WithBaseURL(s.URL))
+	paid, err := c.CreateTransaction(ctx, webhookPayment(webhookPhoneSuccess))
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the delivery verified with the previous secret", func() bool {
+		_, evs := recv.snapshot()
+		return len(evs) == 1
+	}, func() string { return recv.describe() })
+	reqs, evs := recv.snapshot()
+	if evs[0].Data.ID != paid.ID || reqs[0].status != http.StatusOK {
+		t.Errorf("event %+v answered %d", evs[0].Data, reqs[0].status)
+	}
+	// The same delivery verifies with the new secret; X-Service-Signature
+	// is made with that one alone.
+	if _, err := client.VerifyWebhook(rotated.Secret, reqs[0].body, reqs[0].header); err != nil {
+		t.Errorf("with the new secret: %v", err)
+	}
+	if _, err := client.VerifyWebhook("whsec_"+strings.Repeat("QUJD", 11)+"QQ==", reqs[0].body, reqs[0].header); err == nil {
+		t.Error("verified with an unrelated secret")
 	}
 }
