@@ -78,12 +78,16 @@ func New(apiKey string, opts ...Option) *Client {
 }
 
 // WithBaseURL points the client at a momopay deployment, e.g.
-// "https://api.example.td". A trailing slash is ignored. An empty value
+// "https://api.example.td" (http:// too, for a local sandbox). A trailing
+// slash, or "/v1", is ignored. An empty value
 // keeps DefaultBaseURL, so an unset environment variable
 // (WithBaseURL(os.Getenv("MOMOPAY_URL"))) means the local sandbox rather
 // than a client whose every call fails.
 func WithBaseURL(u string) Option {
 	return func(c *Client) {
+		// The API's own /v1 is added to each path: given here too, every
+		// call would be a 404 that reads as "no such payment".
+		u = strings.TrimSuffix(strings.TrimRight(u, "/"), "/v1")
 		if u = strings.TrimRight(u, "/"); u != "" {
 			c.baseURL = u
 		}
@@ -192,7 +196,7 @@ func (c *Client) attempt(ctx context.Context, method, u string, body []byte, out
 	if err == nil && (req.URL.Scheme != "https" && req.URL.Scheme != "http" || req.URL.Host == "") {
 		// Go builds "api.example.td/v1/..." as a path with no host; sent,
 		// it fails as a network error the client would retry in vain.
-		err = fmt.Errorf("the base URL %q must start with https:// and name a host", c.baseURL)
+		err = fmt.Errorf("the base URL %q must start with https:// (or http://) and name a host", c.baseURL)
 	}
 	if err != nil {
 		return invalidRequest("building the request (check the base URL)", err)

@@ -4,7 +4,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -116,6 +118,18 @@ func (e *Error) Error() string {
 	if e.Message != "" {
 		b.WriteString(": ")
 		b.WriteString(e.Message)
+	}
+	// Which fields, in a stable order: a log line must say what to fix.
+	for i, name := range slices.Sorted(maps.Keys(e.Fields)) {
+		if i == 0 {
+			b.WriteString(" (")
+		} else {
+			b.WriteString("; ")
+		}
+		b.WriteString(name + ": " + e.Fields[name])
+		if i == len(e.Fields)-1 {
+			b.WriteString(")")
+		}
 	}
 	if e.RequestID != "" {
 		b.WriteString(" [request_id=")

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"strings"
 	"time"
 	"unicode/utf8"
 )
@@ -170,9 +171,17 @@ func (c *Client) GetTransaction(ctx context.Context, id string) (*Transaction, e
 	if id == "" {
 		return nil, invalidRequest("reading a transaction", errors.New("the transaction id is empty"))
 	}
+	// PathEscape leaves dots as they are, and a proxy that cleans paths
+	// turns /v1/transactions/.. into the list: escaped, "." and ".." stay
+	// ids (unknown ones).
 	var t Transaction
-	if _, err := c.call(ctx, http.MethodGet, "/v1/transactions/"+url.PathEscape(id), nil, nil, &t); err != nil {
+	if _, err := c.call(ctx, http.MethodGet, "/v1/transactions/"+strings.ReplaceAll(url.PathEscape(id), ".", "%2E"), nil, nil, &t); err != nil {
 		return nil, err
+	}
+	if t.ID == "" {
+		// Something else answered 200 (a proxy's page, the list): not a
+		// transaction, whatever it decoded into.
+		return nil, &Error{Code: CodeUnexpectedResponse, Message: "the answer to a transaction read has no id"}
 	}
 	return &t, nil
 }

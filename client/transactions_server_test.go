@@ -2,6 +2,10 @@ package client_test
 
 import (
 	"context"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
+	"path"
 	"regexp"
 	"strings"
 	"testing"
@@ -102,6 +106,8 @@ func testValidation(t *testing.T, srv *testserver.Server) {
 		e := apiError(t, err, client.ErrValidation, tt.status)
 		if e.Fields[tt.field] == "" {
 			t.Errorf("%s: fields = %v, want an entry for %q", tt.name, e.Fields, tt.field)
+		} else if msg := err.Error(); !strings.Contains(msg, tt.field+": "+e.Fields[tt.field]) {
+			t.Errorf("%s: the error's text does not name the field: %s", tt.name, msg)
 		}
 	}
 	if n := len(tr.log()); n != len(tests) {
@@ -156,6 +162,30 @@ func testNotFound(t *testing.T, srv *testserver.Server) {
 	}
 	if l, err := c.ListTransactions(ctx, client.ListParams{}); err != nil || len(l.Data) != 0 {
 		t.Errorf("list shows another merchant's data: %+v, %v", l, err)
+	}
+
+	// Through a proxy that cleans paths, as most do, "." and ".." must not
+	// read as a transaction (the list answered 200 and decoded into an
+	// empty one); directly, they are unknown ids.
+	_, key := srv.NewMerchant(t)
+	target, _ := url.Parse(srv.URL)
+	proxy := httptest.NewServer(&httputil.ReverseProxy{Rewrite: func(r *httputil.ProxyRequest) {
+		r.SetURL(target)
+		r.Out.URL.Path, r.Out.URL.RawPath = path.Clean(r.In.URL.Path), ""
+	}})
+	t.Cleanup(proxy.Close)
+	for _, base := range []string{srv.URL, proxy.URL} {
+		c := client.New(key, client.WithBaseURL(base))
+		for _, id := range []string{".", ".."} {
+			if tx, err := c.GetTransaction(ctx, id); err == nil || tx != nil {
+				t.Errorf("GetTransaction(%q) via %s: %+v, %v; want an error", id, base, tx, err)
+			}
+		}
+	}
+	// A base URL given with the API's /v1 still reaches it.
+	c2 := client.New(key, client.WithBaseURL(srv.URL+"/v1/"))
+	if _, err := c2.ListTransactions(ctx, client.ListParams{}); err != nil {
+		t.Errorf("base URL ending in /v1: %v", err)
 	}
 }
 

@@ -3,8 +3,9 @@
 // outcome, and prints the event.
 //
 // Start momopay in sandbox mode, create an API key, register
-// http://127.0.0.1:8000/webhook as a webhook endpoint (the dashboard shows its
-// whsec_ secret), then:
+// http://127.0.0.1:8000/webhooks/momopay as a webhook endpoint, as the README
+// does (momopay webhook create prints its whsec_ secret; so does the
+// dashboard's Webhooks page), then:
 //
 //	export MOMOPAY_URL=http://127.0.0.1:8080
 //	export MOMOPAY_API_KEY=service_live_...
@@ -31,6 +32,9 @@ import (
 
 	"github.com/momopay/momopay/client"
 )
+
+// webhookPath is where the program receives webhooks: the README's URL.
+const webhookPath = "/webhooks/momopay"
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
@@ -72,7 +76,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 			return fmt.Errorf("webhook receiver: %w", err)
 		}
 		mux := http.NewServeMux()
-		mux.Handle("POST /webhook", client.WebhookHandler(*secret, client.NewMemoryDeliveryStore(),
+		mux.Handle("POST "+webhookPath, client.WebhookHandler(*secret, client.NewMemoryDeliveryStore(),
 			func(ctx context.Context, ev *client.Event) error {
 				select {
 				case events <- ev:
@@ -84,7 +88,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
 		go srv.Serve(ln)
 		defer srv.Close()
-		fmt.Fprintf(stdout, "listening for webhooks on http://%s/webhook\n", ln.Addr())
+		fmt.Fprintf(stdout, "listening for webhooks on http://%s%s\n", ln.Addr(), webhookPath)
 	}
 
 	tx, err := c.CreateTransaction(ctx, client.CreateTransactionParams{
@@ -113,7 +117,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 			fmt.Fprintf(stdout, "webhook %s (delivery %s):\n%s\n", ev.Event, ev.DeliveryID, out)
 			return nil
 		case <-ctx.Done():
-			return fmt.Errorf("no webhook for %s within %s: is http://%s/webhook registered with this secret?", tx.ID, *wait, *listen)
+			return fmt.Errorf("no webhook for %s within %s: is http://%s%s registered with this secret?", tx.ID, *wait, *listen, webhookPath)
 		}
 	}
 }

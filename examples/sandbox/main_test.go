@@ -37,7 +37,7 @@ func TestRunPolling(t *testing.T) {
 func TestRunWebhook(t *testing.T) {
 	srv := testserver.Start(t, testserver.Options{})
 	listen := freeLoopbackAddr(t)
-	ep, err := srv.App.Webhooks.CreateEndpoint(context.Background(), srv.MerchantID, "http://"+listen+"/webhook")
+	ep, err := srv.App.Webhooks.CreateEndpoint(context.Background(), srv.MerchantID, "http://"+listen+"/webhooks/momopay")
 	if err != nil {
 		t.Fatalf("register the example's receiver: %v", err)
 	}
@@ -56,7 +56,7 @@ func TestRunWebhook(t *testing.T) {
 		t.Fatalf("output does not show the payment created:\n%s", got)
 	}
 	for _, want := range []string{
-		fmt.Sprintf("listening for webhooks on http://%s/webhook\n", listen),
+		fmt.Sprintf("listening for webhooks on http://%s/webhooks/momopay\n", listen),
 		"webhook transaction.success (delivery ",
 		`"event": "transaction.success"`,
 		fmt.Sprintf(`"id": %q`, created[1]),
