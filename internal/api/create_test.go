@@ -167,19 +167,31 @@ func TestCreateRequestLimits(t *testing.T) {
 	}
 	// A body announced as something else is the contract's wrong format;
 	// one sent without a Content-Type is read as JSON.
-	for _, ct := range []string{"text/plain", "application/x-www-form-urlencoded", "application/json; charset=utf-8", ""} {
+	// JSON is UTF-8: a body announced in another charset is refused too.
+	for _, ct := range []string{"text/plain", "application/x-www-form-urlencoded", "application/json; charset=utf-8", "",
+		"application/json; charset=iso-8859-1", "application/vnd.api+json", "application/json; charset=UTF-8"} {
 		req, _ := http.NewRequest("POST", s.URL+"/v1/transactions", strings.NewReader(mustJSON(t, newPayment(nil))))
 		req.Header.Set("Authorization", "Bearer "+s.APIKey)
 		if ct != "" {
 			req.Header.Set("Content-Type", ct)
 		}
 		r = send(t, req)
-		json := ct == "" || strings.HasPrefix(ct, "application/json")
+		json := ct == "" || strings.HasPrefix(ct, "application/json") && !strings.Contains(ct, "iso-8859-1") || strings.HasSuffix(ct, "+json")
 		if json && r.status != http.StatusCreated {
 			t.Errorf("Content-Type %q: %d %s, want 201", ct, r.status, r.raw)
 		}
 		if !json && (r.status != http.StatusBadRequest || r.errorField("code") != "VALIDATION_ERROR" || !strings.Contains(string(r.raw), `"body"`)) {
 			t.Errorf("Content-Type %q: %d %s, want 400 VALIDATION_ERROR naming the body", ct, r.status, r.raw)
+		}
+	}
+	// A compressed body is bytes that are not JSON, read as they came:
+	// said so, rather than "invalid character".
+	for _, ce := range []string{"gzip", "br"} {
+		req, _ := http.NewRequest("POST", s.URL+"/v1/transactions", strings.NewReader(mustJSON(t, newPayment(nil))))
+		req.Header.Set("Authorization", "Bearer "+s.APIKey)
+		req.Header.Set("Content-Encoding", ce)
+		if r := send(t, req); r.status != http.StatusBadRequest || !strings.Contains(string(r.raw), "must not be compressed") {
+			t.Errorf("Content-Encoding %s: %d %s, want 400 naming the body", ce, r.status, r.raw)
 		}
 	}
 	// Two Content-Type headers: which one counts would be a guess.

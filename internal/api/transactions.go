@@ -150,12 +150,17 @@ func (s *Server) writeDecodeError(w http.ResponseWriter, r *http.Request, err er
 // request without one is read as JSON too: it is what the API takes, and
 // clients that post a JSON string without naming its type are common. A
 // body announced as something else (a form, text) is the contract's "wrong
-// format": 400 VALIDATION_ERROR, naming the header to send.
+// format": 400 VALIDATION_ERROR, naming the header to send. JSON is UTF-8
+// (RFC 8259): a body announced in another charset would be read wrongly,
+// so it is refused as well.
 func jsonBody(contentType string) bool {
 	if strings.TrimSpace(contentType) == "" {
 		return true
 	}
-	mt, _, err := mime.ParseMediaType(contentType)
+	mt, params, err := mime.ParseMediaType(contentType)
+	if cs, ok := params["charset"]; ok && !strings.EqualFold(cs, "utf-8") && !strings.EqualFold(cs, "utf8") {
+		return false
+	}
 	return err == nil && (mt == "application/json" || strings.HasSuffix(mt, "+json"))
 }
 
@@ -174,6 +179,10 @@ func decodeCreateRequest(w http.ResponseWriter, r *http.Request) (payment.Create
 	}
 	if !jsonBody(r.Header.Get("Content-Type")) {
 		return req, bodyError("must be JSON, sent with Content-Type: application/json")
+	}
+	if ce := r.Header.Values("Content-Encoding"); len(ce) > 1 || len(ce) == 1 && !strings.EqualFold(strings.TrimSpace(ce[0]), "identity") {
+		// Read as it came, a compressed body is bytes that are not JSON.
+		return req, bodyError("must not be compressed: send it without Content-Encoding")
 	}
 	if r.ContentLength > MaxBodyBytes {
 		// Announced too large: refused before reading (and before a
