@@ -120,16 +120,12 @@ func (e *Error) Error() string {
 		b.WriteString(e.Message)
 	}
 	// Which fields, in a stable order: a log line must say what to fix.
-	for i, name := range slices.Sorted(maps.Keys(e.Fields)) {
-		if i == 0 {
-			b.WriteString(" (")
-		} else {
-			b.WriteString("; ")
+	if len(e.Fields) > 0 {
+		var fields []string
+		for _, name := range slices.Sorted(maps.Keys(e.Fields)) {
+			fields = append(fields, name+": "+e.Fields[name])
 		}
-		b.WriteString(name + ": " + e.Fields[name])
-		if i == len(e.Fields)-1 {
-			b.WriteString(")")
-		}
+		b.WriteString(" (" + strings.Join(fields, "; ") + ")")
 	}
 	if e.RequestID != "" {
 		b.WriteString(" [request_id=")
