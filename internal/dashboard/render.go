@@ -109,11 +109,7 @@ func (d *Dashboard) render(w http.ResponseWriter, r *http.Request, status int, n
 		l.User = &s.User
 		l.Merchant = s.MerchantName
 	}
-	saved := ""
-	if l.User != nil {
-		saved = l.User.Language
-	}
-	l.Lang = language(r, saved)
+	l.Lang = pageLanguage(r)
 	l.Sandbox = d.sandbox
 	l.RequestID = w.Header().Get("X-Request-Id")
 	l.Path = r.URL.Path
@@ -140,6 +136,16 @@ func (d *Dashboard) render(w http.ResponseWriter, r *http.Request, status int, n
 	w.Header().Set("Cache-Control", "no-store")
 	w.WriteHeader(status)
 	w.Write(buf.Bytes())
+}
+
+// pageLanguage is the language of the page answering r: the signed-in
+// user's choice first (language says what follows).
+func pageLanguage(r *http.Request) string {
+	saved := ""
+	if s := sessionOf(r); s != nil {
+		saved = s.User.Language
+	}
+	return language(r, saved)
 }
 
 // formPage is where the language switch of a page answering a form (a 422
@@ -170,11 +176,7 @@ func (d *Dashboard) fail(w http.ResponseWriter, r *http.Request, err error) {
 	p := &messagePage{layout: layout{Title: "error.title"}, Heading: "error.title", Body: "error.body"}
 	if name := "message"; d.pages.pages[name] != nil {
 		var buf bytes.Buffer
-		saved := ""
-		if s := sessionOf(r); s != nil {
-			saved = s.User.Language
-		}
-		p.Lang = language(r, saved)
+		p.Lang = pageLanguage(r)
 		p.RequestID = w.Header().Get("X-Request-Id")
 		if d.pages.pages[name].ExecuteTemplate(&buf, "layout.html", p) == nil {
 			w.Header().Set("Content-Type", "text/html; charset=utf-8")
