@@ -2,6 +2,7 @@ package app_test
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -9,11 +10,13 @@ import (
 	"net/http/httptest"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/momopay/momopay/internal/app"
+	"github.com/momopay/momopay/internal/jobs"
 	"github.com/momopay/momopay/internal/operator"
 	"github.com/momopay/momopay/internal/operator/airtel/airtelsim"
 	"github.com/momopay/momopay/internal/operator/moov"
@@ -34,10 +37,41 @@ func initiateAirtel(t *testing.T, a *app.App, merchant, ref, phone string) *paym
 	return tx
 }
 
+// autoRefunds runs the auto-refund jobs queued so far, once each, as the
+// payments queue would, and returns the payments they were for.
+func autoRefunds(t *testing.T, a *app.App) []string {
+	t.Helper()
+	rows, err := a.DB.QueryContext(t.Context(), `SELECT args FROM river_job WHERE kind = 'payment_auto_refund' AND state = 'available' ORDER BY id`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var queued []jobs.AutoRefund
+	for rows.Next() {
+		var args []byte
+		var j jobs.AutoRefund
+		if err := rows.Scan(&args); err != nil || json.Unmarshal(args, &j) != nil {
+			t.Fatalf("auto-refund job %q: %v", args, err)
+		}
+		queued = append(queued, j)
+	}
+	if err := rows.Close(); err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, j := range queued {
+		if wait, err := a.Payments.AutoRefund(t.Context(), j.MerchantID, j.TransactionID); err != nil || wait != 0 {
+			t.Fatalf("auto-refund of %s: %s %v", j.TransactionID, wait, err)
+		}
+		ids = append(ids, j.TransactionID)
+	}
+	return ids
+}
+
 // TestAutoRefundLateSuccess: a payer who confirms after the payment ended
 // TIMEOUT has paid while the merchant was told it failed. With the
-// merchant's policy on, the money goes back at once; off (the default),
-// the late SUCCESS is only recorded for reconciliation.
+// merchant's policy on, the money goes back, through a job committed with
+// the late SUCCESS; off (the default), the late SUCCESS is only recorded
+// for reconciliation.
 func TestAutoRefundLateSuccess(t *testing.T) {
 	for _, engine := range testdb.Engines {
 		t.Run(engine, func(t *testing.T) {
@@ -66,6 +100,13 @@ func TestAutoRefundLateSuccess(t *testing.T) {
 				if err != nil || changed || got.Status != payment.StatusTimeout {
 					t.Fatalf("late confirmation: %v changed=%v err=%v", got, changed, err)
 				}
+			}
+			// The late SUCCESS only queued the refund; its job makes it.
+			if refunds, err := a.Refunds.List(t.Context(), merchant, on.ID); err != nil || len(refunds) != 0 {
+				t.Fatalf("refunds before the job ran: %+v %v", refunds, err)
+			}
+			if ran := autoRefunds(t, a); len(ran) != 2 || !slices.Contains(ran, on.ID) || !slices.Contains(ran, off.ID) {
+				t.Fatalf("auto-refund jobs for %v, want one per late SUCCESS", ran)
 			}
 			refunds, err := a.Refunds.List(t.Context(), merchant, on.ID)
 			if err != nil || len(refunds) != 1 || refunds[0].Status != payment.RefundRefunded ||
@@ -112,12 +153,89 @@ func TestAutoRefundLateSuccess(t *testing.T) {
 			if tx, _ := a.Transactions.Transaction(t.Context(), merchant, on.ID); tx.OperatorRef != airtelsim.AirtelMoneyID(on.InternalRef) {
 				t.Errorf("operator reference %q", tx.OperatorRef)
 			}
-			// A second late report refunds nothing more.
+			// A second late report queues no second refund, and the job
+			// run again (a retry, a rescue) refunds nothing more.
 			if _, _, err := a.AnswerSandboxPayment(t.Context(), merchant, on.ID, true); err != nil {
 				t.Fatal(err)
 			}
+			if wait, err := a.Payments.AutoRefund(t.Context(), merchant, on.ID); err != nil || wait != 0 {
+				t.Fatalf("auto-refund run again: %s %v", wait, err)
+			}
+			var queued int
+			if err := a.DB.QueryRowContext(t.Context(), `SELECT COUNT(*) FROM river_job WHERE kind = 'payment_auto_refund'`).Scan(&queued); err != nil || queued != 2 {
+				t.Errorf("%d auto-refund jobs after a second late report (%v), want 2", queued, err)
+			}
 			if refunds, _ := a.Refunds.List(t.Context(), merchant, on.ID); len(refunds) != 1 {
 				t.Errorf("second late report: %d refunds", len(refunds))
+			}
+		})
+	}
+}
+
+// TestLateCallbackWaitsForNoRefund: Airtel's callback of a late SUCCESS is
+// answered without waiting for the auto-refund it calls for, which Airtel
+// may take up to its 20 s to answer. Before, the callback made the refund
+// itself: here it sat until the refund's answer was lost (UNKNOWN).
+func TestLateCallbackWaitsForNoRefund(t *testing.T) {
+	for _, engine := range testdb.Engines {
+		t.Run(engine, func(t *testing.T) {
+			t.Parallel()
+			clk := liveClock()
+			asked := make(chan struct{}, 1)
+			answer := make(chan struct{})
+			var answered sync.Once
+			release := func() { answered.Do(func() { close(answer) }) }
+			sim, env := fakeAirtel(t, clk, func(sim http.Handler) http.Handler {
+				return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+					if strings.HasSuffix(r.URL.Path, "/payments/refund") {
+						select {
+						case asked <- struct{}{}:
+						default:
+						}
+						select {
+						case <-answer:
+						case <-r.Context().Done():
+							return
+						}
+					}
+					sim.ServeHTTP(w, r)
+				})
+			})
+			t.Cleanup(release) // before the fake server closes, which waits for its requests
+			a := openLive(t, testdb.URL(t, engine), clk, env)
+			ctx := t.Context()
+			m := liveMerchant(t, a, clk)
+			if _, err := a.Refunds.SetAutoRefundLateSuccess(ctx, m, true); err != nil {
+				t.Fatal(err)
+			}
+			tx := initiateAirtel(t, a, m, "late-callback", "+23566000000")
+			clk.Advance(tx.ExpiresAt.Sub(clk.Now()))
+			if _, err := a.Payments.Expire(ctx, m, tx.ID); err != nil {
+				t.Fatal(err)
+			}
+			assertStatus(t, a, m, tx.ID, payment.StatusTimeout)
+			if err := sim.AnswerPayment(ctx, tx.InternalRef, true); err != nil {
+				t.Fatal(err)
+			}
+			paid := operator.Outcome{State: operator.Succeeded, Code: "TS", OperatorRef: airtelsim.AirtelMoneyID(tx.InternalRef)}
+			if err := a.Payments.HandleCallback(ctx, payment.OperatorAirtel, operator.Callback{Ref: tx.InternalRef, Outcome: paid}); err != nil {
+				t.Fatal(err)
+			}
+			select {
+			case <-asked:
+				t.Fatal("the callback asked Airtel for the refund itself")
+			default:
+			}
+			if refunds, err := a.Refunds.List(ctx, m, tx.ID); err != nil || len(refunds) != 0 {
+				t.Fatalf("refunds once the callback is answered: %+v %v, want none yet", refunds, err)
+			}
+			release()
+			if ran := autoRefunds(t, a); !slices.Equal(ran, []string{tx.ID}) {
+				t.Fatalf("auto-refund jobs for %v, want %s", ran, tx.ID)
+			}
+			refunds, err := a.Refunds.List(ctx, m, tx.ID)
+			if err != nil || len(refunds) != 1 || refunds[0].Status != payment.RefundRefunded {
+				t.Fatalf("after the job: %+v %v, want one REFUNDED", refunds, err)
 			}
 		})
 	}
@@ -150,6 +268,7 @@ func TestLateFailureNamesNoRefundTarget(t *testing.T) {
 			if _, _, err := a.AnswerSandboxPayment(t.Context(), merchant, tx.ID, true); err != nil {
 				t.Fatal(err)
 			}
+			autoRefunds(t, a)
 			paid := airtelsim.AirtelMoneyID(tx.InternalRef)
 			if got, _ := a.Transactions.Transaction(t.Context(), merchant, tx.ID); got.OperatorRef != paid {
 				t.Errorf("after the late SUCCESS: operator reference %q, want %q", got.OperatorRef, paid)

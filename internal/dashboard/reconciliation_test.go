@@ -119,6 +119,19 @@ func TestRefundsShown(t *testing.T) {
 	if _, _, err := app.AnswerSandboxPayment(ctx, b.s.MerchantID, tx.ID, true); err != nil { // the payer confirms late
 		t.Fatal(err)
 	}
+	// The auto-refund is the server's job, queued with the late SUCCESS.
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		refunds, err := app.Refunds.List(ctx, b.s.MerchantID, tx.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(refunds) == 1 && refunds[0].Status == payment.RefundRefunded {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no auto-refund 10 s after the late SUCCESS: %+v", refunds)
+		}
+	}
 	owner := b.login(b.owner.Email)
 	if page := owner.get("/reconciliation").body; !strings.Contains(page, "The payer was refunded 4 500 FCFA (auto-refund: late SUCCESS after TIMEOUT): there is nothing to pay back.") {
 		t.Error("the case does not say the payer was refunded")

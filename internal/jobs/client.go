@@ -161,6 +161,7 @@ func workConfig(sqlite bool, h *Handlers, cfg Config) *river.Config {
 	river.AddWorker(workers, &paymentWorker[PollPayment]{h: h, step: Payments.Poll})
 	river.AddWorker(workers, &paymentWorker[ExpirePayment]{h: h, step: Payments.Expire})
 	river.AddWorker(workers, &paymentWorker[LateCheck]{h: h, step: Payments.LateCheck})
+	river.AddWorker(workers, &paymentWorker[AutoRefund]{h: h, step: Payments.AutoRefund})
 	poll := cfg.PollInterval
 	if poll <= 0 {
 		poll = river.FetchPollIntervalDefault

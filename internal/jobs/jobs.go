@@ -56,12 +56,26 @@ type LateCheck struct {
 // Kind implements river.JobArgs.
 func (LateCheck) Kind() string { return "payment_late_check" }
 
+// AutoRefund refunds a late SUCCESS after TIMEOUT when the merchant's
+// policy says so (payment.Service.AutoRefund). It is inserted with the
+// reconciliation case the late SUCCESS opens, so the refund is neither
+// lost to a crash after that commit nor made while an operator's
+// callback waits for its answer.
+type AutoRefund struct {
+	MerchantID    string `json:"merchant_id"`
+	TransactionID string `json:"transaction_id"`
+}
+
+// Kind implements river.JobArgs.
+func (AutoRefund) Kind() string { return "payment_auto_refund" }
+
 // Payments is what the payment workers need from payment.Service. Each
 // returns how long to wait before the next run, or 0 when the job is done.
 type Payments interface {
 	Poll(ctx context.Context, merchantID, id string) (time.Duration, error)
 	Expire(ctx context.Context, merchantID, id string) (time.Duration, error)
 	LateCheck(ctx context.Context, merchantID, id string) (time.Duration, error)
+	AutoRefund(ctx context.Context, merchantID, id string) (time.Duration, error)
 }
 
 // Handlers are the domain services the workers call. They are filled in
@@ -170,6 +184,7 @@ type paymentJob interface {
 func (a PollPayment) payment() (string, string)   { return a.MerchantID, a.TransactionID }
 func (a ExpirePayment) payment() (string, string) { return a.MerchantID, a.TransactionID }
 func (a LateCheck) payment() (string, string)     { return a.MerchantID, a.TransactionID }
+func (a AutoRefund) payment() (string, string)    { return a.MerchantID, a.TransactionID }
 
 // paymentWorker runs one kind of payment job through step, the
 // payment.Service call it stands for (Payments.Poll, Expire, LateCheck),
@@ -196,6 +211,16 @@ func (w *paymentWorker[T]) Work(ctx context.Context, j *river.Job[T]) error {
 func ScheduleLateCheck(ctx context.Context, ins Inserter, tx *sql.Tx, merchantID, id string, at time.Time) error {
 	_, err := ins.InsertManyTx(ctx, tx, []river.InsertManyParams{
 		{Args: LateCheck{MerchantID: merchantID, TransactionID: id}, InsertOpts: &river.InsertOpts{Queue: QueuePayments, ScheduledAt: at, Priority: lateCheckPriority}},
+	})
+	return err
+}
+
+// ScheduleAutoRefund inserts, inside tx (the one recording a late SUCCESS
+// after TIMEOUT), the payment's auto-refund, due at once: it commits or
+// rolls back with the reconciliation case.
+func ScheduleAutoRefund(ctx context.Context, ins Inserter, tx *sql.Tx, merchantID, id string) error {
+	_, err := ins.InsertManyTx(ctx, tx, []river.InsertManyParams{
+		{Args: AutoRefund{MerchantID: merchantID, TransactionID: id}, InsertOpts: &river.InsertOpts{Queue: QueuePayments, Priority: lateCheckPriority}},
 	})
 	return err
 }
@@ -229,8 +254,9 @@ func ScheduleLifecycle(ctx context.Context, ins Inserter, tx *sql.Tx, merchantID
 const (
 	expiryPriority = 1
 	pollPriority   = 2
-	// A late check only looks for a reconciliation case: it waits behind
-	// the payments still in play.
+	// A late check only looks for a reconciliation case, and an
+	// auto-refund gives back money already late: both wait behind the
+	// payments still in play.
 	lateCheckPriority = 3
 )
 

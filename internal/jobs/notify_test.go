@@ -25,6 +25,8 @@ func (polls) Expire(context.Context, string, string) (time.Duration, error) { re
 
 func (polls) LateCheck(context.Context, string, string) (time.Duration, error) { return 0, nil }
 
+func (polls) AutoRefund(context.Context, string, string) (time.Duration, error) { return 0, nil }
+
 // startClient starts a PostgreSQL job client on db that reports its polls
 // to ran, with the client's own poll interval at an hour: only the payments
 // queue's own fetch interval (or a notification) can start a job.

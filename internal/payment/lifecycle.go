@@ -52,7 +52,8 @@ func (s *Service) Settle(ctx context.Context, merchantID, id string, to Status, 
 
 // settle is Settle with everything the operator said: its code, its
 // reference and the failure reason are kept with the transaction. A late
-// SUCCESS after TIMEOUT is refunded when the merchant's policy says so.
+// SUCCESS after TIMEOUT opens a reconciliation case, and the store queues
+// its auto-refund (AutoRefund) in the same commit.
 func (s *Service) settle(ctx context.Context, merchantID, id string, to Status, source string, o operator.Outcome) (*Transaction, bool, error) {
 	detail := o.Detail
 	if !to.Final() {
@@ -76,9 +77,6 @@ func (s *Service) settle(ctx context.Context, merchantID, id string, to Status, 
 		s.log.Info("early expiry report held until expires_at", "transaction_id", id, "source", source, "expires_at", t.ExpiresAt)
 	case t.Status != to && to != StatusTimeout:
 		s.log.Warn("late operator outcome recorded for reconciliation", "transaction_id", id, "final", t.Status, "reported", to, "source", source)
-		if t.Status == StatusTimeout && to == StatusSuccess {
-			s.autoRefund(ctx, t)
-		}
 	}
 	return t, changed, nil
 }

@@ -144,28 +144,34 @@ func (s *Service) Refund(ctx context.Context, merchantID, id, requestedBy string
 	return r, nil
 }
 
-// autoRefund refunds a late SUCCESS after TIMEOUT when the merchant's
-// policy says so. A failure is logged: the reconciliation case recorded
-// with the late outcome remains for a person to act on.
-func (s *Service) autoRefund(ctx context.Context, t *Transaction) {
+// AutoRefund refunds a late SUCCESS after TIMEOUT when the merchant's
+// policy says so. Its job (jobs.AutoRefund) is inserted with the
+// reconciliation case the late SUCCESS opens, so neither the operator's
+// callback nor the late check waits for the refund. It returns an error
+// only for what a retry can mend (the database); a refund that cannot be
+// made is logged, and the reconciliation case remains for a person. Run
+// twice, it refunds once: the second run finds the first's refund
+// recorded (ErrRefundExists), even one still waiting for its answer.
+func (s *Service) AutoRefund(ctx context.Context, merchantID, id string) (time.Duration, error) {
 	if s.refunds == nil {
-		return
+		return 0, nil
 	}
-	on, err := s.refunds.AutoRefundLateSuccess(ctx, t.MerchantID)
+	on, err := s.refunds.AutoRefundLateSuccess(ctx, merchantID)
 	if err != nil || !on {
-		if err != nil {
-			s.log.Error("auto-refund policy unreadable", "transaction_id", t.ID, "err", err)
-		}
-		return
+		return 0, err
 	}
-	r, err := s.Refund(ctx, t.MerchantID, t.ID, AutoRefundRequester, AutoRefundActor)
+	r, err := s.Refund(ctx, merchantID, id, AutoRefundRequester, AutoRefundActor)
+	var e *Error
 	switch {
 	case errors.Is(err, ErrRefundExists):
+	case errors.As(err, &e):
+		s.log.Error("auto-refund of a late SUCCESS not possible; refund it by hand", "transaction_id", id, "err", err)
 	case err != nil:
-		s.log.Error("auto-refund of a late SUCCESS failed; refund it by hand", "transaction_id", t.ID, "err", err)
+		return 0, err
 	case r.Status == RefundRefunded:
-		s.log.Warn("late SUCCESS after TIMEOUT auto-refunded", "transaction_id", t.ID, "refund_id", r.ID)
+		s.log.Warn("late SUCCESS after TIMEOUT auto-refunded", "transaction_id", id, "refund_id", r.ID)
 	default:
-		s.log.Error("late SUCCESS after TIMEOUT: the auto-refund was not done; check the operator's portal", "transaction_id", t.ID, "refund_id", r.ID, "status", r.Status)
+		s.log.Error("late SUCCESS after TIMEOUT: the auto-refund was not done; check the operator's portal", "transaction_id", id, "refund_id", r.ID, "status", r.Status)
 	}
+	return 0, nil
 }

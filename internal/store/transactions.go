@@ -387,6 +387,13 @@ func (s *Transactions) settle(ctx context.Context, tx *sql.Tx, st payment.Settle
 			uuid.NewString(), t.MerchantID, t.ID, string(t.Status), string(st.To), st.Source, st.Detail, s.db.Time(st.At)); err != nil {
 			return settled{}, err
 		}
+		if t.Status == payment.StatusTimeout && st.To == payment.StatusSuccess {
+			// The payer paid after being counted out: the refund the
+			// merchant's policy may ask for commits with the case.
+			if err := jobs.ScheduleAutoRefund(ctx, s.jobs, tx, t.MerchantID, t.ID); err != nil {
+				return settled{}, err
+			}
+		}
 	}
 	return settled{t: t}, s.addEvent(ctx, tx, t.MerchantID, t.ID, payment.TransactionEvent{
 		Kind: payment.EventLateOutcome, At: st.At, Source: st.Source, Status: st.To, Detail: st.Detail,
