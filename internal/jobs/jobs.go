@@ -1,5 +1,6 @@
 // Package jobs is momopay's durable background work on payments: status
-// polls and expiry checks, kept as River jobs in the same database as the
+// polls, expiry checks, late checks after TIMEOUT and auto-refunds, kept
+// as River jobs in the same database as the
 // payments, so a job is inserted in the same transaction as its payment and
 // survives any process crash. (Webhook attempts are scheduled by their
 // deliveries' own rows: see webhook.Dispatcher.)
