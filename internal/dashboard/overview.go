@@ -27,6 +27,9 @@ type Figures interface {
 	// DailyTotals returns the merchant's totals for the days from first
 	// to last inclusive (2006-01-02).
 	DailyTotals(ctx context.Context, merchantID, first, last string) ([]DailyTotal, error)
+	// RefundedByDay returns the amounts refunded of the merchant's SUCCESS
+	// payments created on the days first to last, by day.
+	RefundedByDay(ctx context.Context, merchantID, first, last string) (map[string]int64, error)
 	// LatestTransactions returns the merchant's n newest transactions.
 	LatestTransactions(ctx context.Context, merchantID string, n int) ([]payment.Transaction, error)
 	// Alerts counts what needs a person: undelivered webhook deliveries
@@ -37,17 +40,21 @@ type Figures interface {
 // overviewPage shows today's and the week's figures.
 type overviewPage struct {
 	layout
-	Today       int64 // XAF collected (SUCCESS) today
-	TodayCount  int64
-	Week        int64
-	WeekCount   int64
-	SuccessRate string // "87 %", or "–" with no final payment
-	ByStatus    []countRow
-	ByOperator  []countRow
-	Chart       template.HTML
-	Latest      []payment.Transaction
-	Undelivered int64
-	OpenCases   int64
+	Today      int64 // XAF collected today: SUCCESS, less what was refunded of it
+	TodayCount int64
+	Week       int64
+	WeekCount  int64
+	// TodayRefunded and WeekRefunded are what was refunded of the
+	// collected payments: shown beside the net figures above.
+	TodayRefunded int64
+	WeekRefunded  int64
+	SuccessRate   string // "87 %", or "–" with no final payment
+	ByStatus      []countRow
+	ByOperator    []countRow
+	Chart         template.HTML
+	Latest        []payment.Transaction
+	Undelivered   int64
+	OpenCases     int64
 }
 
 type countRow struct {
@@ -75,6 +82,10 @@ func (d *Dashboard) overview(ctx context.Context, merchantID string, now time.Ti
 		days[i] = dayOf(now.AddDate(0, 0, i-6))
 	}
 	totals, err := d.figures.DailyTotals(ctx, merchantID, days[0], days[6])
+	if err != nil {
+		return nil, err
+	}
+	refunded, err := d.figures.RefundedByDay(ctx, merchantID, days[0], days[6])
 	if err != nil {
 		return nil, err
 	}
@@ -121,6 +132,16 @@ func (d *Dashboard) overview(ctx context.Context, merchantID string, now time.Ti
 		if t.Day == days[6] {
 			p.Today += t.Amount
 			p.TodayCount += t.Count
+		}
+	}
+	// Collected is net of refunds; the tables keep each status's amount.
+	for day, amount := range refunded {
+		perDay[day] -= amount
+		p.Week -= amount
+		p.WeekRefunded += amount
+		if day == days[6] {
+			p.Today -= amount
+			p.TodayRefunded += amount
 		}
 	}
 	for i := range p.ByStatus {

@@ -18,6 +18,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
+
 	"github.com/momopay/momopay/internal/payment"
 	"github.com/momopay/momopay/internal/team"
 	"github.com/momopay/momopay/internal/testserver"
@@ -545,7 +547,7 @@ func TestOverviewFigures(t *testing.T) {
 		t.Run(engine, func(t *testing.T) {
 			b := setup(t, testserver.Options{DB: engine, Now: clock.Now})
 			ctx := context.Background()
-			pay := func(ref string, amount int64, op payment.Operator, to payment.Status) {
+			pay := func(ref string, amount int64, op payment.Operator, to payment.Status) string {
 				t.Helper()
 				tx, err := b.s.App.Payments.Initiate(ctx, b.s.MerchantID, payment.CreateRequest{Reference: ref, Amount: amount,
 					Currency: "XAF", Operator: string(op), PhoneNumber: "+23560000003"})
@@ -557,9 +559,22 @@ func TestOverviewFigures(t *testing.T) {
 						t.Fatal(err)
 					}
 				}
+				return tx.ID
 			}
-			pay("today-1", 1500, payment.OperatorAirtel, payment.StatusSuccess)
-			pay("today-2", 250000, payment.OperatorMoov, payment.StatusSuccess)
+			refund := func(id string, to payment.RefundStatus) {
+				t.Helper()
+				r := &payment.Refund{ID: uuid.NewString(), MerchantID: b.s.MerchantID, TransactionID: id, Amount: 1500,
+					RequestedBy: "test", Status: payment.RefundRequested, RequestedAt: clock.Now()}
+				if err := b.s.App.Refunds.StartRefund(ctx, r); err != nil {
+					t.Fatal(err)
+				}
+				r.Status, r.AnsweredAt = to, clock.Now()
+				if err := b.s.App.Refunds.FinishRefund(ctx, r); err != nil {
+					t.Fatal(err)
+				}
+			}
+			refund(pay("today-1", 1500, payment.OperatorAirtel, payment.StatusSuccess), payment.RefundRefunded)
+			refund(pay("today-2", 250000, payment.OperatorMoov, payment.StatusSuccess), payment.RefundRefused)
 			pay("today-3", 700, payment.OperatorMoov, payment.StatusFailed)
 			pay("today-4", 900, payment.OperatorAirtel, payment.StatusPending)
 			for _, ref := range []string{"today-5", "today-6", "today-7"} {
@@ -571,12 +586,14 @@ func TestOverviewFigures(t *testing.T) {
 
 			page := b.login(b.owner.Email).get("/").body
 			for _, want := range []string{
-				"251 500 FCFA", // today: 1 500 + 250 000
-				"261 500 FCFA", // 7 days, with yesterday's 10 000
-				"43 %",         // 3 of 7 final payments succeeded: 42.9 %, rounded
+				// Collected, less the one refund REFUNDED (a REFUSED one
+				// gave nothing back): today 1 500 + 250 000 - 1 500.
+				`<span class="amount">250 000 FCFA</span></p><p class="muted">2 payments, less 1 500 FCFA refunded</p>`,
+				`<span class="amount">260 000 FCFA</span></p><p class="muted">3 payments, less 1 500 FCFA refunded</p>`, // with yesterday's 10 000
+				"43 %", // 3 of 7 final payments succeeded: 42.9 %, rounded
 				// The chart's name carries its figures, for screen readers.
 				`aria-label="Collected per day, last 7 days: 05/03 0 FCFA, `,
-				`10/03 10 000 FCFA, 11/03 251 500 FCFA"`,
+				`10/03 10 000 FCFA, 11/03 250 000 FCFA"`,
 				`title="2026-03-10 23:30:00 UTC">11/03/2026 00:30</time>`,
 				"today-4",
 				// SUCCESS: 2 today, 3 over the week; AIRTEL: 2 today, 3 in all.
