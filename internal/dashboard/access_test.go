@@ -2,6 +2,7 @@ package dashboard_test
 
 import (
 	"context"
+	"io"
 	"net/http"
 	"net/url"
 	"strings"
@@ -127,8 +128,18 @@ func TestMoneyPagesAccess(t *testing.T) {
 		// A cross-origin form post is refused before it acts.
 		dev.headers["Origin"] = "http://evil.example"
 		dev.headers["Sec-Fetch-Site"] = "cross-site"
-		if r := dev.postForm("/webhooks", url.Values{"url": {rc.URL + "/csrf"}}); r.status != http.StatusForbidden {
-			t.Errorf("cross-origin add endpoint: %d", r.status)
+		// A form gets a page that says what to do; a JSON call, the envelope.
+		if r := dev.postForm("/webhooks", url.Values{"url": {rc.URL + "/csrf"}}); r.status != http.StatusForbidden ||
+			!strings.HasPrefix(r.header.Get("Content-Type"), "text/html") || !strings.Contains(r.body, "<h1>Form refused</h1>") || !strings.Contains(r.body, "Host header") {
+			t.Errorf("cross-origin add endpoint: %d %s %.300q", r.status, r.header.Get("Content-Type"), r.body)
+		}
+		login, _ := http.NewRequest(http.MethodPost, b.s.URL+"/auth/login", strings.NewReader(`{"email":"a@b.td","password":"x"}`))
+		login.Header.Set("Content-Type", "application/json")
+		login.Header.Set("Origin", "http://evil.example")
+		if res, err := http.DefaultClient.Do(login); err != nil {
+			t.Fatal(err)
+		} else if body, _ := io.ReadAll(res.Body); res.StatusCode != http.StatusForbidden || !strings.Contains(string(body), `"code":"FORBIDDEN"`) {
+			t.Errorf("cross-origin JSON sign-in: %d %s", res.StatusCode, body)
 		}
 		if r := dev.postForm("/webhooks/resend-undelivered", url.Values{"since": {"2026-01-01T00:00"}}); r.status != http.StatusForbidden {
 			t.Errorf("cross-origin re-send: %d", r.status)

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"html/template"
 	"io/fs"
+	"mime"
 	"net/http"
 	"net/url"
 	"strings"
@@ -222,6 +223,20 @@ func (d *Dashboard) withSessionIfAny(w http.ResponseWriter, r *http.Request) *ht
 		return r.WithContext(context.WithValue(r.Context(), ctxSession, s))
 	}
 	return r
+}
+
+// crossOrigin refuses an unsafe request from another site (CSRF) with
+// 403. A form gets a page in the visitor's language, which says what to
+// do: the one honest way to meet it is a proxy that changes the Host the
+// browser named. Anything else (the JSON sign-in, a tool) gets the
+// contract's envelope. No session is loaded: the request is not trusted.
+func (d *Dashboard) crossOrigin(w http.ResponseWriter, r *http.Request) {
+	mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	if mt != "application/x-www-form-urlencoded" && mt != "multipart/form-data" {
+		writeProblem(w, http.StatusForbidden, "FORBIDDEN", "cross-origin request refused")
+		return
+	}
+	d.render(w, r, http.StatusForbidden, "message", &messagePage{layout: layout{Title: "crossorigin.title"}, Heading: "crossorigin.title", Body: "crossorigin.body"})
 }
 
 // forbidden is the 403 page for an action the user's role does not grant.

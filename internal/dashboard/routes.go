@@ -101,9 +101,7 @@ func New(cfg Config) (*Dashboard, error) {
 		byAddress: api.NewBuckets(api.RateLimit{PerSecond: 1.0 / 3, Burst: 30}, maxThrottled),
 		csrf:      http.NewCrossOriginProtection(),
 	}
-	d.csrf.SetDenyHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		writeProblem(w, http.StatusForbidden, "FORBIDDEN", "cross-origin request refused")
-	}))
+	d.csrf.SetDenyHandler(http.HandlerFunc(d.crossOrigin))
 	return d, nil
 }
 
@@ -218,7 +216,7 @@ func (d *Dashboard) secure(next http.Handler) http.Handler {
 	protected := d.csrf.Handler(next)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if crossSiteReferer(r) {
-			writeProblem(w, http.StatusForbidden, "FORBIDDEN", "cross-origin request refused")
+			d.crossOrigin(w, r)
 			return
 		}
 		h := w.Header()
