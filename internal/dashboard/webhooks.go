@@ -92,10 +92,17 @@ type deliveriesPage struct {
 	State        string
 	Event        string
 	Endpoint     string
+	Show         string // "" (every delivery) or showResendable
 	Fields       map[string]string
 	DeliveryList deliveryList
 	NextURL      string
+	NewestURL    string // the first page of the same filter, from a later one
 }
+
+// showResendable is the history's filter of what a person can re-send
+// (webhook.DeliveryFilter.Resendable): the overview's undelivered alert
+// links to it, so its count and the list agree.
+const showResendable = "resendable"
 
 func (d *Dashboard) webhooksPage(r *http.Request) (*webhooksPage, error) {
 	list, err := d.webhooks.Endpoints(r.Context(), sessionOf(r).MerchantID)
@@ -322,16 +329,24 @@ func (d *Dashboard) handleDeliveries() http.Handler {
 		}
 		p := &deliveriesPage{layout: layout{Title: "wh.history.title", Nav: "webhooks"}, Endpoints: list, Events: webhook.Events,
 			States: []webhook.DeliveryState{webhook.StatePending, webhook.StateDelivered, webhook.StateUndelivered},
-			State:  q.Get("state"), Event: q.Get("event"), Endpoint: q.Get("endpoint")}
+			State:  q.Get("state"), Event: q.Get("event"), Endpoint: q.Get("endpoint"), Show: q.Get("show")}
 		p.DeliveryList = deliveryList{layout: &p.layout, Actions: true, Return: "/webhooks/deliveries?" + r.URL.RawQuery}
 		if p.Endpoint != "" && !hasEndpoint(list, p.Endpoint) {
 			d.notFound(w, r)
 			return
 		}
-		f := webhook.DeliveryFilter{State: webhook.DeliveryState(p.State), Event: p.Event, EndpointID: p.Endpoint, After: q.Get("after")}
+		f := webhook.DeliveryFilter{State: webhook.DeliveryState(p.State), Event: p.Event, EndpointID: p.Endpoint,
+			Resendable: p.Show == showResendable, After: q.Get("after")}
 		page, err := d.webhooks.History(r.Context(), merchant, f)
-		if e, ok := refusal(err); ok {
-			p.Fields = filterProblems(e.Fields)
+		if e, ok := refusal(err); ok || p.Show != "" && p.Show != showResendable {
+			if ok {
+				p.Fields = filterProblems(e.Fields)
+			} else {
+				p.Fields = map[string]string{}
+			}
+			if p.Show != "" && p.Show != showResendable {
+				p.Fields["show"] = "wh.filter.bad"
+			}
 			d.render(w, r, http.StatusBadRequest, "deliveries", p)
 			return
 		}
@@ -340,14 +355,18 @@ func (d *Dashboard) handleDeliveries() http.Handler {
 			return
 		}
 		p.DeliveryList.Deliveries = page.Deliveries
-		if page.Next != "" {
-			next := url.Values{}
-			for k, v := range map[string]string{"state": p.State, "event": p.Event, "endpoint": p.Endpoint, "after": page.Next} {
-				if v != "" {
-					next.Set(k, v)
-				}
+		filter := url.Values{}
+		for k, v := range map[string]string{"state": p.State, "event": p.Event, "endpoint": p.Endpoint, "show": p.Show} {
+			if v != "" {
+				filter.Set(k, v)
 			}
-			p.NextURL = "/webhooks/deliveries?" + next.Encode()
+		}
+		if f.After != "" {
+			p.NewestURL = "/webhooks/deliveries?" + filter.Encode()
+		}
+		if page.Next != "" {
+			filter.Set("after", page.Next)
+			p.NextURL = "/webhooks/deliveries?" + filter.Encode()
 		}
 		d.render(w, r, http.StatusOK, "deliveries", p)
 	})
@@ -464,156 +483,164 @@ func (l *layout) FlashText() string {
 
 func init() {
 	addMessages(map[string]string{
-		"wh.title":             "Webhooks",
-		"wh.intro":             "Your endpoints receive a signed POST when a payment succeeds, fails or times out.",
-		"wh.url":               "URL",
-		"wh.add":               "Add endpoint",
-		"wh.add.help":          "In live mode only public https URLs are accepted.",
-		"wh.enabled":           "Enabled",
-		"wh.disabledstate":     "Disabled",
-		"wh.enable":            "Enable",
-		"wh.disable":           "Disable",
-		"wh.delete":            "Delete",
-		"wh.rotate":            "Rotate secret",
-		"wh.test":              "Send test event",
-		"wh.oldsecret":         "Previous secret valid until",
-		"wh.history":           "Delivery history",
-		"wh.history.title":     "Webhook deliveries",
-		"wh.secret.title":      "Signing secret",
-		"wh.secret.warning":    "Copy this secret now: it will not be shown again. Your endpoint uses it to verify each delivery.",
-		"wh.secret.rotated":    "The previous secret stays valid for 24 hours: until then every delivery carries a webhook-signature for each secret. X-Service-Signature, which holds one, is made with the new secret from now on.",
-		"wh.secret.done":       "Done",
-		"wh.again.title":       "This secret was already rotated",
-		"wh.added.title":       "This endpoint was already added",
-		"wh.added.body":        "The form was sent again (the page was reloaded), so no second endpoint was added. Its secret was shown the first time, once. If you did not copy it, rotate the secret on the Webhooks page.",
-		"wh.again.body":        "The form was sent again (the page was reloaded), so the secret was not rotated a second time. The new secret was shown the first time, once. If you did not copy it, you may rotate again, but that ends at once the secret used before this rotation.",
-		"wh.delete.title":      "Delete endpoint",
-		"wh.gone.title":        "This endpoint is already deleted",
-		"wh.gone.body":         "It receives no more events. Its delivery history stays readable.",
-		"wh.gone.back":         "Back to the webhooks",
-		"wh.delete.confirm":    "Delete this endpoint? It will receive no more events. Its delivery history stays readable.",
-		"wh.deleted.flash":     "The endpoint was deleted.",
-		"wh.enabled.flash":     "The endpoint was enabled.",
-		"wh.disabled.flash":    "The endpoint was disabled.",
-		"wh.test.title":        "Test event answer",
-		"wh.test.ok":           "Delivered: the endpoint answered HTTP %d in %d ms.",
-		"wh.test.failed":       "Not delivered.",
-		"wh.answer":            "Answer",
-		"wh.latency":           "Latency",
-		"wh.excerpt":           "Response or error",
-		"wh.attempts":          "%d attempts",
-		"wh.attempt.one":       "1 attempt",
-		"wh.queued":            "queued for re-send",
-		"wh.next":              "next attempt",
-		"wh.manual":            "manual",
-		"wh.inprogress":        "In progress",
-		"wh.noanswer":          "No answer",
-		"wh.noattempt":         "Not attempted yet.",
-		"wh.delivery.id":       "Delivery",
-		"wh.delivery.tx":       "transaction",
-		"wh.resend":            "Re-send now",
-		"wh.resend.ok":         "Re-sent: the endpoint answered HTTP %s.",
-		"wh.resend.failed":     "Re-sent, but not delivered: %s.",
-		"wh.resend.test":       "Not re-sent: a test event is sent once. Send a new test event instead.",
-		"wh.resend.delivered":  "Not re-sent: this delivery was delivered already.",
-		"wh.resend.deleted":    "Not re-sent: the endpoint of this delivery was deleted.",
-		"wh.resend.busy":       "Not re-sent: this delivery is being attempted right now. Look at its history in a few seconds.",
-		"wh.resend.refused":    "Not re-sent.",
-		"wh.since":             "Re-send every undelivered delivery since",
-		"wh.since.from":        "Undelivered since",
-		"wh.since.help":        "N'Djamena time. Deliveries still being retried are left to their schedule.",
-		"wh.since.endpoint":    "Endpoint",
-		"wh.since.all":         "All endpoints",
-		"wh.since.submit":      "Re-send undelivered",
-		"wh.since.bad":         "Enter a date and time.",
-		"wh.since.queued":      "%s deliveries queued for re-sending.",
-		"wh.since.more":        "%s deliveries queued; more remain: ask again once these are sent.",
-		"wh.since.disabled":    "%s deliveries queued. Those of disabled endpoints were left out: enable the endpoint, then re-send.",
-		"wh.state.pending":     "Pending",
-		"wh.state.delivered":   "Delivered",
-		"wh.state.undelivered": "Undelivered",
-		"wh.filter.state":      "State",
-		"wh.filter.event":      "Event",
-		"wh.filter.endpoint":   "Endpoint",
-		"wh.filter.any":        "Any",
-		"wh.filter.apply":      "Apply",
-		"wh.none":              "No delivery matches.",
-		"wh.older":             "Older",
+		"wh.title":                  "Webhooks",
+		"wh.intro":                  "Your endpoints receive a signed POST when a payment succeeds, fails or times out.",
+		"wh.url":                    "URL",
+		"wh.add":                    "Add endpoint",
+		"wh.add.help":               "In live mode only public https URLs are accepted.",
+		"wh.enabled":                "Enabled",
+		"wh.disabledstate":          "Disabled",
+		"wh.enable":                 "Enable",
+		"wh.disable":                "Disable",
+		"wh.delete":                 "Delete",
+		"wh.rotate":                 "Rotate secret",
+		"wh.test":                   "Send test event",
+		"wh.oldsecret":              "Previous secret valid until",
+		"wh.history":                "Delivery history",
+		"wh.history.title":          "Webhook deliveries",
+		"wh.secret.title":           "Signing secret",
+		"wh.secret.warning":         "Copy this secret now: it will not be shown again. Your endpoint uses it to verify each delivery.",
+		"wh.secret.rotated":         "The previous secret stays valid for 24 hours: until then every delivery carries a webhook-signature for each secret. X-Service-Signature, which holds one, is made with the new secret from now on.",
+		"wh.secret.done":            "Done",
+		"wh.again.title":            "This secret was already rotated",
+		"wh.added.title":            "This endpoint was already added",
+		"wh.added.body":             "The form was sent again (the page was reloaded), so no second endpoint was added. Its secret was shown the first time, once. If you did not copy it, rotate the secret on the Webhooks page.",
+		"wh.again.body":             "The form was sent again (the page was reloaded), so the secret was not rotated a second time. The new secret was shown the first time, once. If you did not copy it, you may rotate again, but that ends at once the secret used before this rotation.",
+		"wh.delete.title":           "Delete endpoint",
+		"wh.gone.title":             "This endpoint is already deleted",
+		"wh.gone.body":              "It receives no more events. Its delivery history stays readable.",
+		"wh.gone.back":              "Back to the webhooks",
+		"wh.delete.confirm":         "Delete this endpoint? It will receive no more events. Its delivery history stays readable.",
+		"wh.deleted.flash":          "The endpoint was deleted.",
+		"wh.enabled.flash":          "The endpoint was enabled.",
+		"wh.disabled.flash":         "The endpoint was disabled.",
+		"wh.test.title":             "Test event answer",
+		"wh.test.ok":                "Delivered: the endpoint answered HTTP %d in %d ms.",
+		"wh.test.failed":            "Not delivered.",
+		"wh.answer":                 "Answer",
+		"wh.latency":                "Latency",
+		"wh.excerpt":                "Response or error",
+		"wh.attempts":               "%d attempts",
+		"wh.attempt.one":            "1 attempt",
+		"wh.queued":                 "queued for re-send",
+		"wh.next":                   "next attempt",
+		"wh.manual":                 "manual",
+		"wh.inprogress":             "In progress",
+		"wh.noanswer":               "No answer",
+		"wh.noattempt":              "Not attempted yet.",
+		"wh.delivery.id":            "Delivery",
+		"wh.delivery.tx":            "transaction",
+		"wh.resend":                 "Re-send now",
+		"wh.resend.ok":              "Re-sent: the endpoint answered HTTP %s.",
+		"wh.resend.failed":          "Re-sent, but not delivered: %s.",
+		"wh.resend.test":            "Not re-sent: a test event is sent once. Send a new test event instead.",
+		"wh.resend.delivered":       "Not re-sent: this delivery was delivered already.",
+		"wh.resend.deleted":         "Not re-sent: the endpoint of this delivery was deleted.",
+		"wh.resend.busy":            "Not re-sent: this delivery is being attempted right now. Look at its history in a few seconds.",
+		"wh.resend.refused":         "Not re-sent.",
+		"wh.since":                  "Re-send every undelivered delivery since",
+		"wh.since.from":             "Undelivered since",
+		"wh.since.help":             "N'Djamena time. Deliveries still being retried are left to their schedule.",
+		"wh.since.endpoint":         "Endpoint",
+		"wh.since.all":              "All endpoints",
+		"wh.since.submit":           "Re-send undelivered",
+		"wh.since.bad":              "Enter a date and time.",
+		"wh.since.queued":           "%s deliveries queued for re-sending.",
+		"wh.since.more":             "%s deliveries queued; more remain: ask again once these are sent.",
+		"wh.since.disabled":         "%s deliveries queued. Those of disabled endpoints were left out: enable the endpoint, then re-send.",
+		"wh.state.pending":          "Pending",
+		"wh.state.delivered":        "Delivered",
+		"wh.state.undelivered":      "Undelivered",
+		"wh.filter.state":           "State",
+		"wh.filter.event":           "Event",
+		"wh.filter.endpoint":        "Endpoint",
+		"wh.filter.any":             "Any",
+		"wh.filter.show":            "Show",
+		"wh.filter.show.all":        "Every delivery",
+		"wh.filter.show.resendable": "Only what can be re-sent (no test event, no deleted endpoint)",
+		"wh.filter.apply":           "Apply",
+		"wh.none":                   "No delivery matches.",
+		"wh.older":                  "Older",
+		"wh.newest":                 "Newest",
 	}, map[string]string{
-		"wh.title":             "Webhooks",
-		"wh.intro":             "Vos points de réception reçoivent un POST signé quand un paiement réussit, échoue ou dépasse le délai de réponse.",
-		"wh.url":               "URL",
-		"wh.add":               "Ajouter un point de réception",
-		"wh.add.help":          "En mode réel, seules les URL https publiques sont acceptées.",
-		"wh.enabled":           "Activé",
-		"wh.disabledstate":     "Désactivé",
-		"wh.enable":            "Activer",
-		"wh.disable":           "Désactiver",
-		"wh.delete":            "Supprimer",
-		"wh.rotate":            "Changer le secret",
-		"wh.test":              "Envoyer un événement de test",
-		"wh.oldsecret":         "Ancien secret valable jusqu'au",
-		"wh.history":           "Historique des envois",
-		"wh.history.title":     "Envois de webhooks",
-		"wh.secret.title":      "Secret de signature",
-		"wh.secret.warning":    "Copiez ce secret maintenant : il ne sera plus affiché. Votre point de réception s'en sert pour vérifier chaque envoi.",
-		"wh.secret.rotated":    "L'ancien secret reste valable 24 heures : d'ici là, chaque envoi porte une webhook-signature pour chacun des deux secrets. X-Service-Signature, qui n'en porte qu'une, est faite avec le nouveau secret dès maintenant.",
-		"wh.secret.done":       "Terminé",
-		"wh.again.title":       "Ce secret a déjà été changé",
-		"wh.added.title":       "Ce point de réception a déjà été ajouté",
-		"wh.added.body":        "Le formulaire a été renvoyé (la page a été rechargée) : aucun second point de réception n'a été ajouté. Son secret a été affiché la première fois, une seule fois. Si vous ne l'avez pas copié, changez le secret sur la page Webhooks.",
-		"wh.again.body":        "Le formulaire a été renvoyé (la page a été rechargée) : le secret n'a pas été changé une seconde fois. Le nouveau secret a été affiché la première fois, une seule fois. Si vous ne l'avez pas copié, vous pouvez le changer à nouveau, mais le secret utilisé avant ce changement cessera alors aussitôt d'être valable.",
-		"wh.delete.title":      "Supprimer le point de réception",
-		"wh.gone.title":        "Ce point de réception est déjà supprimé",
-		"wh.gone.body":         "Il ne reçoit plus d'événements. Son historique reste consultable.",
-		"wh.gone.back":         "Retour aux webhooks",
-		"wh.delete.confirm":    "Supprimer ce point de réception ? Il ne recevra plus d'événements. Son historique reste consultable.",
-		"wh.deleted.flash":     "Le point de réception a été supprimé.",
-		"wh.enabled.flash":     "Le point de réception a été activé.",
-		"wh.disabled.flash":    "Le point de réception a été désactivé.",
-		"wh.test.title":        "Réponse à l'événement de test",
-		"wh.test.ok":           "Livré : le point de réception a répondu HTTP %d en %d ms.",
-		"wh.test.failed":       "Non livré.",
-		"wh.answer":            "Réponse",
-		"wh.latency":           "Latence",
-		"wh.excerpt":           "Réponse ou erreur",
-		"wh.attempts":          "%d tentatives",
-		"wh.attempt.one":       "1 tentative",
-		"wh.queued":            "en attente de renvoi",
-		"wh.next":              "prochaine tentative",
-		"wh.manual":            "manuelle",
-		"wh.inprogress":        "En cours",
-		"wh.noanswer":          "Pas de réponse",
-		"wh.noattempt":         "Aucune tentative pour l'instant.",
-		"wh.delivery.id":       "Identifiant de l'envoi",
-		"wh.delivery.tx":       "transaction",
-		"wh.resend":            "Renvoyer maintenant",
-		"wh.resend.ok":         "Renvoyé : le point de réception a répondu HTTP %s.",
-		"wh.resend.failed":     "Renvoyé, mais non livré : %s.",
-		"wh.resend.test":       "Non renvoyé : un événement de test n'est envoyé qu'une fois. Envoyez plutôt un nouvel événement de test.",
-		"wh.resend.delivered":  "Non renvoyé : cet envoi a déjà été livré.",
-		"wh.resend.deleted":    "Non renvoyé : le point de réception de cet envoi a été supprimé.",
-		"wh.resend.busy":       "Non renvoyé : une tentative de cet envoi est en cours. Consultez son historique dans quelques secondes.",
-		"wh.resend.refused":    "Non renvoyé.",
-		"wh.since":             "Renvoyer tous les envois non livrés depuis",
-		"wh.since.from":        "Non livrés depuis",
-		"wh.since.help":        "Heure de N'Djamena. Les envois encore en cours de nouvelles tentatives gardent leur calendrier.",
-		"wh.since.endpoint":    "Point de réception",
-		"wh.since.all":         "Tous",
-		"wh.since.submit":      "Renvoyer les non livrés",
-		"wh.since.bad":         "Saisissez une date et une heure.",
-		"wh.since.queued":      "%s envois mis en file d'attente pour être renvoyés.",
-		"wh.since.more":        "%s envois mis en file ; il en reste : redemandez une fois ceux-ci envoyés.",
-		"wh.since.disabled":    "%s envois mis en file. Ceux des points de réception désactivés ont été laissés de côté : activez le point de réception, puis renvoyez.",
-		"wh.state.pending":     "En cours",
-		"wh.state.delivered":   "Livré",
-		"wh.state.undelivered": "Non livré",
-		"wh.filter.state":      "État",
-		"wh.filter.event":      "Événement",
-		"wh.filter.endpoint":   "Point de réception",
-		"wh.filter.any":        "Tous",
-		"wh.filter.apply":      "Appliquer",
-		"wh.none":              "Aucun envoi ne correspond.",
-		"wh.older":             "Plus anciens",
+		"wh.title":                  "Webhooks",
+		"wh.intro":                  "Vos points de réception reçoivent un POST signé quand un paiement réussit, échoue ou dépasse le délai de réponse.",
+		"wh.url":                    "URL",
+		"wh.add":                    "Ajouter un point de réception",
+		"wh.add.help":               "En mode réel, seules les URL https publiques sont acceptées.",
+		"wh.enabled":                "Activé",
+		"wh.disabledstate":          "Désactivé",
+		"wh.enable":                 "Activer",
+		"wh.disable":                "Désactiver",
+		"wh.delete":                 "Supprimer",
+		"wh.rotate":                 "Changer le secret",
+		"wh.test":                   "Envoyer un événement de test",
+		"wh.oldsecret":              "Ancien secret valable jusqu'au",
+		"wh.history":                "Historique des envois",
+		"wh.history.title":          "Envois de webhooks",
+		"wh.secret.title":           "Secret de signature",
+		"wh.secret.warning":         "Copiez ce secret maintenant : il ne sera plus affiché. Votre point de réception s'en sert pour vérifier chaque envoi.",
+		"wh.secret.rotated":         "L'ancien secret reste valable 24 heures : d'ici là, chaque envoi porte une webhook-signature pour chacun des deux secrets. X-Service-Signature, qui n'en porte qu'une, est faite avec le nouveau secret dès maintenant.",
+		"wh.secret.done":            "Terminé",
+		"wh.again.title":            "Ce secret a déjà été changé",
+		"wh.added.title":            "Ce point de réception a déjà été ajouté",
+		"wh.added.body":             "Le formulaire a été renvoyé (la page a été rechargée) : aucun second point de réception n'a été ajouté. Son secret a été affiché la première fois, une seule fois. Si vous ne l'avez pas copié, changez le secret sur la page Webhooks.",
+		"wh.again.body":             "Le formulaire a été renvoyé (la page a été rechargée) : le secret n'a pas été changé une seconde fois. Le nouveau secret a été affiché la première fois, une seule fois. Si vous ne l'avez pas copié, vous pouvez le changer à nouveau, mais le secret utilisé avant ce changement cessera alors aussitôt d'être valable.",
+		"wh.delete.title":           "Supprimer le point de réception",
+		"wh.gone.title":             "Ce point de réception est déjà supprimé",
+		"wh.gone.body":              "Il ne reçoit plus d'événements. Son historique reste consultable.",
+		"wh.gone.back":              "Retour aux webhooks",
+		"wh.delete.confirm":         "Supprimer ce point de réception ? Il ne recevra plus d'événements. Son historique reste consultable.",
+		"wh.deleted.flash":          "Le point de réception a été supprimé.",
+		"wh.enabled.flash":          "Le point de réception a été activé.",
+		"wh.disabled.flash":         "Le point de réception a été désactivé.",
+		"wh.test.title":             "Réponse à l'événement de test",
+		"wh.test.ok":                "Livré : le point de réception a répondu HTTP %d en %d ms.",
+		"wh.test.failed":            "Non livré.",
+		"wh.answer":                 "Réponse",
+		"wh.latency":                "Latence",
+		"wh.excerpt":                "Réponse ou erreur",
+		"wh.attempts":               "%d tentatives",
+		"wh.attempt.one":            "1 tentative",
+		"wh.queued":                 "en attente de renvoi",
+		"wh.next":                   "prochaine tentative",
+		"wh.manual":                 "manuelle",
+		"wh.inprogress":             "En cours",
+		"wh.noanswer":               "Pas de réponse",
+		"wh.noattempt":              "Aucune tentative pour l'instant.",
+		"wh.delivery.id":            "Identifiant de l'envoi",
+		"wh.delivery.tx":            "transaction",
+		"wh.resend":                 "Renvoyer maintenant",
+		"wh.resend.ok":              "Renvoyé : le point de réception a répondu HTTP %s.",
+		"wh.resend.failed":          "Renvoyé, mais non livré : %s.",
+		"wh.resend.test":            "Non renvoyé : un événement de test n'est envoyé qu'une fois. Envoyez plutôt un nouvel événement de test.",
+		"wh.resend.delivered":       "Non renvoyé : cet envoi a déjà été livré.",
+		"wh.resend.deleted":         "Non renvoyé : le point de réception de cet envoi a été supprimé.",
+		"wh.resend.busy":            "Non renvoyé : une tentative de cet envoi est en cours. Consultez son historique dans quelques secondes.",
+		"wh.resend.refused":         "Non renvoyé.",
+		"wh.since":                  "Renvoyer tous les envois non livrés depuis",
+		"wh.since.from":             "Non livrés depuis",
+		"wh.since.help":             "Heure de N'Djamena. Les envois encore en cours de nouvelles tentatives gardent leur calendrier.",
+		"wh.since.endpoint":         "Point de réception",
+		"wh.since.all":              "Tous",
+		"wh.since.submit":           "Renvoyer les non livrés",
+		"wh.since.bad":              "Saisissez une date et une heure.",
+		"wh.since.queued":           "%s envois mis en file d'attente pour être renvoyés.",
+		"wh.since.more":             "%s envois mis en file ; il en reste : redemandez une fois ceux-ci envoyés.",
+		"wh.since.disabled":         "%s envois mis en file. Ceux des points de réception désactivés ont été laissés de côté : activez le point de réception, puis renvoyez.",
+		"wh.state.pending":          "En cours",
+		"wh.state.delivered":        "Livré",
+		"wh.state.undelivered":      "Non livré",
+		"wh.filter.state":           "État",
+		"wh.filter.event":           "Événement",
+		"wh.filter.endpoint":        "Point de réception",
+		"wh.filter.any":             "Tous",
+		"wh.filter.show":            "Afficher",
+		"wh.filter.show.all":        "Tous les envois",
+		"wh.filter.show.resendable": "Seulement ce qui peut être renvoyé (ni test, ni point de réception supprimé)",
+		"wh.filter.apply":           "Appliquer",
+		"wh.none":                   "Aucun envoi ne correspond.",
+		"wh.older":                  "Plus anciens",
+		"wh.newest":                 "Plus récents",
 	})
 }

@@ -290,6 +290,15 @@ func TestDeliveryHistoryPage(t *testing.T) {
 		if all.status != http.StatusOK || strings.Count(all.body, `class="delivery"`) != 3 || !strings.Contains(all.body, "HTTP 503") || !strings.Contains(all.body, "maintenance") {
 			t.Fatalf("history: %d, %d deliveries", all.status, strings.Count(all.body, `class="delivery"`))
 		}
+		if strings.Contains(all.body, "Newest") {
+			t.Error("the first page links to the newest")
+		}
+		// A later page leads back to the first, with the same filter.
+		ds, _ := b.s.App.Webhooks.Deliveries(context.Background(), b.s.MerchantID, 0)
+		later := br.get("/webhooks/deliveries?state=undelivered&after=" + ds[0].ID).body
+		if !strings.Contains(later, `<a href="/webhooks/deliveries?state=undelivered">← Newest</a>`) {
+			t.Errorf("a later page has no way back to the newest: %.3000s", later)
+		}
 		for query, want := range map[string]int{
 			"state=undelivered":                       3,
 			"state=delivered":                         0,
@@ -302,7 +311,7 @@ func TestDeliveryHistoryPage(t *testing.T) {
 				t.Errorf("%s: %d deliveries, want %d", query, n, want)
 			}
 		}
-		for _, bad := range []string{"state=lost", "event=transaction.lost", "after=x"} {
+		for _, bad := range []string{"state=lost", "event=transaction.lost", "after=x", "show=everything"} {
 			r := br.get("/webhooks/deliveries?" + bad)
 			if r.status != http.StatusBadRequest || !strings.Contains(r.body, "Please correct the field below.") {
 				t.Errorf("bad filter %s: %d", bad, r.status)
@@ -403,14 +412,24 @@ func TestOverviewAlertCountsWhatCanBeResent(t *testing.T) {
 		if _, err := b.s.App.DB.Exec(`UPDATE webhook_deliveries SET state = 'undelivered', next_attempt_at = NULL WHERE merchant_id = $1`, b.s.MerchantID); err != nil {
 			t.Fatal(err)
 		}
-		if page := br.get("/").body; !strings.Contains(page, "1 webhook delivery could not be delivered.") {
+		if page := br.get("/").body; !strings.Contains(page, `<a href="/webhooks/deliveries?state=undelivered&amp;show=resendable">1 webhook delivery could not be delivered.`) {
 			t.Error("the overview does not count the one payment delivery that can be re-sent (and only it)")
+		}
+		// The alert's list shows what it counts; the test event is in the
+		// full history.
+		for query, want := range map[string]int{"state=undelivered&show=resendable": 1, "state=undelivered": 2} {
+			if n := strings.Count(br.get("/webhooks/deliveries?"+query).body, `class="delivery"`); n != want {
+				t.Errorf("%s: %d deliveries, want %d", query, n, want)
+			}
 		}
 		if r := br.postForm("/webhooks/"+endpoint+"/delete", nil); r.status != http.StatusSeeOther {
 			t.Fatalf("delete the endpoint: %d", r.status)
 		}
 		if page := br.get("/").body; !strings.Contains(page, "Nothing needs attention.") {
 			t.Error("the deleted endpoint's undelivered delivery still needs attention, though nothing can re-send it")
+		}
+		if n := strings.Count(br.get("/webhooks/deliveries?state=undelivered&show=resendable").body, `class="delivery"`); n != 0 {
+			t.Errorf("a deleted endpoint's deliveries are shown as re-sendable: %d", n)
 		}
 	})
 }

@@ -27,7 +27,11 @@ type DeliveryFilter struct {
 	Event         string
 	EndpointID    string
 	TransactionID string
-	After         string
+	// Resendable keeps only what a person can still re-send: no test
+	// event (never re-sent; a new test is the way) and no delivery to a
+	// deleted endpoint. The dashboard's undelivered alert counts these.
+	Resendable bool
+	After      string
 	// Limit is the page size: DefaultDeliveryLimit when 0, at most
 	// MaxDeliveryLimit.
 	Limit int
@@ -106,6 +110,9 @@ func (s *Service) History(ctx context.Context, merchantID string, f DeliveryFilt
 	}
 	if f.TransactionID != "" {
 		add("d.transaction_id = $%d", f.TransactionID)
+	}
+	if f.Resendable {
+		where = append(where, "NOT d.test", "e.deleted_at IS NULL")
 	}
 	if f.After != "" {
 		// Row-value comparison on the listing's order; an unknown cursor
