@@ -1,9 +1,11 @@
 package api_test
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
 	"strings"
@@ -101,6 +103,41 @@ func TestResponsesMatchOpenAPI(t *testing.T) {
 		req.Header.Set("X-Big", strings.Repeat("a", 30<<10))
 		send(t, req, http.StatusRequestHeaderFieldsTooLarge)
 	})
+
+	// Refusals of the HTTP layer, before any operation runs, on documented
+	// routes: the document's default response, in the envelope. Go's
+	// client sends neither, so they are written by hand.
+	for _, c := range []struct {
+		name, method, path, raw string
+		status                  int
+	}{
+		{"unsupported transfer encoding", "POST", "/v1/transactions",
+			"POST /v1/transactions HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: gzip, chunked\r\n\r\n", http.StatusNotImplemented},
+		{"malformed Host", "GET", "/v1/transactions/" + id,
+			"GET /v1/transactions/" + id + " HTTP/1.1\r\nHost: a b\r\n\r\n", http.StatusBadRequest},
+	} {
+		t.Run(c.method+" "+c.name, func(t *testing.T) {
+			conn, err := net.Dial("tcp", strings.TrimPrefix(s.URL, "http://"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer conn.Close()
+			if _, err := io.WriteString(conn, c.raw); err != nil {
+				t.Fatal(err)
+			}
+			req, _ := http.NewRequest(c.method, s.URL+c.path, nil)
+			resp, err := http.ReadResponse(bufio.NewReader(conn), req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			body, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != c.status {
+				t.Fatalf("status %d, want %d: %.300s", resp.StatusCode, c.status, body)
+			}
+			validateResponse(t, router, req, resp, body)
+		})
+	}
 
 	// Last, as it limits this address: a flood of bad keys ends in 429s,
 	// which must carry retry_after. The limit refills with time, so on a
