@@ -110,7 +110,7 @@ func open(ctx context.Context, url string, create bool) (*DB, error) {
 	if dialect == Postgres {
 		sqldb, err := sql.Open("pgx", target)
 		if err != nil {
-			return nil, fmt.Errorf("PostgreSQL connection string %s: %w", Redact(target), err)
+			return nil, fmt.Errorf("PostgreSQL connection string %s: %w", Redact(target), unquoted(err))
 		}
 		// Keep as many idle connections as open ones: with database/sql's
 		// default of 2, a burst of concurrent requests opens and closes
@@ -126,7 +126,7 @@ func open(ctx context.Context, url string, create bool) (*DB, error) {
 			if pgErr := (*pgconn.PgError)(nil); errors.As(err, &pgErr) && pgErr.Code == "3D000" {
 				hint = " (momopay creates tables, not databases: create it first, e.g. with createdb, or fix --db)"
 			}
-			return nil, fmt.Errorf("connect to PostgreSQL at %s: %w%s", Redact(target), err, hint)
+			return nil, fmt.Errorf("connect to PostgreSQL at %s: %w%s", Redact(target), unquoted(err), hint)
 		}
 		return db, nil
 	}
@@ -339,6 +339,35 @@ func Redact(dsn string) string {
 	}
 	return pgPassword.ReplaceAllString(dsn, "password=xxxxx")
 }
+
+// unquoted is err without the connection string pgx quotes when it cannot
+// parse one ("cannot parse `postgres://...`: sslmode is invalid"). pgx
+// hides a password in the user part and in key=value form, but not one
+// given as a URL parameter (?password=, ?sslpassword=); the callers name
+// the string themselves, through Redact. The error still unwraps to
+// pgx's, for errors.As.
+func unquoted(err error) error {
+	var parse *pgconn.ParseConfigError
+	if !errors.As(err, &parse) {
+		return err
+	}
+	msg := err.Error()
+	start := strings.Index(msg, "cannot parse `")
+	end := strings.LastIndex(msg, "`: ")
+	if start < 0 || end < start {
+		return &scrubbed{msg: "the connection string cannot be parsed", err: err}
+	}
+	return &scrubbed{msg: msg[:start] + "cannot parse it: " + msg[end+len("`: "):], err: err}
+}
+
+// scrubbed is an error shown with another message than the one it wraps.
+type scrubbed struct {
+	msg string
+	err error
+}
+
+func (e *scrubbed) Error() string { return e.msg }
+func (e *scrubbed) Unwrap() error { return e.err }
 
 // pgPassword is a password in a key=value string; it matches sslpassword
 // too.

@@ -20,7 +20,7 @@ func (db *DB) OpenPool(ctx context.Context, maxConns int32) (*pgxpool.Pool, erro
 	}
 	cfg, err := pgxpool.ParseConfig(db.pgTarget)
 	if err != nil {
-		return nil, fmt.Errorf("PostgreSQL connection string %s: %w", Redact(db.pgTarget), err)
+		return nil, fmt.Errorf("PostgreSQL connection string %s: %w", Redact(db.pgTarget), unquoted(err))
 	}
 	cfg.MaxConns = maxConns
 	return pgxpool.NewWithConfig(ctx, cfg)

@@ -63,3 +63,27 @@ func TestParseURLKeepsPasswordsOut(t *testing.T) {
 		t.Errorf("a percent-encoded password: %v", err)
 	}
 }
+
+// TestOpenKeepsParameterPasswordsOut: a PostgreSQL URL that pgx cannot
+// parse is named in the error, and pgx quotes it too, hiding a password
+// in the user part but not one given as a parameter. Before, "cannot
+// parse `postgres://...&password=w0rd`" reached serve's and config
+// check's output.
+func TestOpenKeepsParameterPasswordsOut(t *testing.T) {
+	for _, dsn := range []string{
+		"postgres://postgres@127.0.0.1:5432/x?sslmode=bogus&password=w0rd",
+		"postgres://postgres@127.0.0.1:5432/x?sslpassword=w0rd&sslmode=bogus",
+		"postgres://postgres@127.0.0.1:5432/x?target_session_attrs=bogus&password=w0rd",
+		"postgres://postgres@127.0.0.1:5432/x?sslmode=verify-full&sslrootcert=/nonexistent&password=w0rd",
+	} {
+		db, err := Open(t.Context(), dsn)
+		if err == nil {
+			db.Close()
+			t.Errorf("Open(%q) worked", dsn)
+			continue
+		}
+		if msg := err.Error(); strings.Contains(msg, "w0rd") || !strings.Contains(msg, "password=xxxxx") || !strings.Contains(msg, "cannot parse it: ") {
+			t.Errorf("Open(%q): %s", dsn, msg)
+		}
+	}
+}
