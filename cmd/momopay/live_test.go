@@ -112,6 +112,13 @@ func TestLiveMode(t *testing.T) {
 	if err == nil || !strings.Contains(errOut, "at least one operator") {
 		t.Errorf("no operator: %v\n%s", err, errOut)
 	}
+	// A refused base URL is named without the password it may carry.
+	_, errOut, err = runWith(t, []string{"MOMOPAY_AIRTEL_BASE_URL=ftp://u:AirUrlPw@airtel.example", "MOMOPAY_AIRTEL_CLIENT_ID=live-client",
+		"MOMOPAY_AIRTEL_CLIENT_SECRET=" + clientSecret, "MOMOPAY_SESSION_SECRET=a-session-secret-for-the-dashboard-0123456789"},
+		"", "serve", "--mode", "live", "--addr", "127.0.0.1:0", "--db", db)
+	if err == nil || !strings.Contains(errOut, "is not an http(s) URL") || strings.Contains(errOut, "AirUrlPw") || strings.Contains(errOut, clientSecret) {
+		t.Errorf("Airtel base URL with a password: %v\n%s", err, errOut)
+	}
 
 	cmd := exec.Command(binary, "serve", "--mode", "live", "--addr", "127.0.0.1:0", "--db", db)
 	cmd.Env = append(os.Environ(), env...)

@@ -78,7 +78,7 @@ func (a *App) liveOperators() (*operatorSet, error) {
 	} else {
 		base := strings.TrimRight(env("MOMOPAY_AIRTEL_BASE_URL"), "/")
 		if !strings.HasPrefix(base, "https://") && !strings.HasPrefix(base, "http://") {
-			return nil, fmt.Errorf("MOMOPAY_AIRTEL_BASE_URL %q is not an http(s) URL, e.g. https://openapi.airtel.africa", base)
+			return nil, fmt.Errorf("MOMOPAY_AIRTEL_BASE_URL %q is not an http(s) URL, e.g. https://openapi.airtel.africa", store.Redact(base))
 		}
 		ad := airtel.New(airtel.Config{
 			BaseURL: base, ClientID: env("MOMOPAY_AIRTEL_CLIENT_ID"), ClientSecret: env("MOMOPAY_AIRTEL_CLIENT_SECRET"),
