@@ -16,6 +16,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/stdlib" // also registers the "pgx" driver
 	"github.com/pressly/goose/v3"
@@ -108,10 +109,11 @@ func open(ctx context.Context, url string, create bool) (*DB, error) {
 		return nil, err
 	}
 	if dialect == Postgres {
-		sqldb, err := sql.Open("pgx", target)
+		conf, err := pgConnConfig(target)
 		if err != nil {
-			return nil, fmt.Errorf("PostgreSQL connection string %s: %w", Redact(target), unquoted(err))
+			return nil, fmt.Errorf("connect to PostgreSQL at %s: %w", Redact(target), unquoted(err))
 		}
+		sqldb := stdlib.OpenDB(*conf)
 		// Keep as many idle connections as open ones: with database/sql's
 		// default of 2, a burst of concurrent requests opens and closes
 		// connections continuously, each a PostgreSQL backend start (get
@@ -338,6 +340,28 @@ func Redact(dsn string) string {
 		return scheme + "://" + rest
 	}
 	return pgPassword.ReplaceAllString(dsn, "password=xxxxx")
+}
+
+// defaultConnectTimeout bounds each new PostgreSQL connection when the URL
+// sets no connect_timeout. Without it, a host that accepts the TCP
+// connection and never answers (a stuck server, a proxy with nothing
+// behind it) held serve at its start forever, silently, with no listener
+// for /healthz, and every command with it. connect_timeout in the URL
+// still decides.
+const defaultConnectTimeout = 10 * time.Second
+
+// pgConnConfig parses a PostgreSQL URL, with defaultConnectTimeout when it
+// sets none. Every connection momopay opens goes through it: the
+// database/sql pool, the job queues' pgx pool and the LISTEN connections.
+func pgConnConfig(target string) (*pgx.ConnConfig, error) {
+	conf, err := pgx.ParseConfig(target)
+	if err != nil {
+		return nil, err
+	}
+	if conf.ConnectTimeout == 0 {
+		conf.ConnectTimeout = defaultConnectTimeout
+	}
+	return conf, nil
 }
 
 // unquoted is err without the connection string pgx quotes when it cannot

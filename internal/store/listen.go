@@ -43,7 +43,11 @@ func (db *DB) Listen(ctx context.Context, channel, what string, log *slog.Logger
 // listenOnce runs one connection of Listen and reports whether it got as
 // far as listening.
 func (db *DB) listenOnce(ctx context.Context, channel string, up func(bool), heard func(string)) (connected bool, err error) {
-	conn, err := pgx.Connect(ctx, db.pgTarget)
+	conf, err := pgConnConfig(db.pgTarget)
+	if err != nil {
+		return false, err
+	}
+	conn, err := pgx.ConnectConfig(ctx, conf)
 	if err != nil {
 		return false, err
 	}

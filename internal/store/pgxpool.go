@@ -22,6 +22,9 @@ func (db *DB) OpenPool(ctx context.Context, maxConns int32) (*pgxpool.Pool, erro
 	if err != nil {
 		return nil, fmt.Errorf("PostgreSQL connection string %s: %w", Redact(db.pgTarget), unquoted(err))
 	}
+	if cfg.ConnConfig.ConnectTimeout == 0 {
+		cfg.ConnConfig.ConnectTimeout = defaultConnectTimeout
+	}
 	cfg.MaxConns = maxConns
 	return pgxpool.NewWithConfig(ctx, cfg)
 }

@@ -1,8 +1,11 @@
 package store
 
 import (
+	"context"
+	"net"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestRedact: no password of a database or Redis address reaches a
@@ -85,5 +88,49 @@ func TestOpenKeepsParameterPasswordsOut(t *testing.T) {
 		if msg := err.Error(); strings.Contains(msg, "w0rd") || !strings.Contains(msg, "password=xxxxx") || !strings.Contains(msg, "cannot parse it: ") {
 			t.Errorf("Open(%q): %s", dsn, msg)
 		}
+	}
+}
+
+// TestOpenGivesUpOnASilentHost: a PostgreSQL host that accepts the
+// connection and never answers ends Open with an error after
+// defaultConnectTimeout, naming the host. Before, Open (and serve's start,
+// with it) waited for ever.
+func TestOpenGivesUpOnASilentHost(t *testing.T) {
+	t.Parallel()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		var held []net.Conn
+		defer func() {
+			for _, c := range held {
+				c.Close()
+			}
+		}()
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			held = append(held, c)
+		}
+	}()
+	done := make(chan error, 1)
+	go func() {
+		db, err := Open(context.Background(), "postgres://u:w0rd@"+ln.Addr().String()+"/x")
+		if err == nil {
+			db.Close()
+		}
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if err == nil || !strings.Contains(err.Error(), ln.Addr().String()) || strings.Contains(err.Error(), "w0rd") {
+			t.Errorf("Open on a silent host: %v", err)
+		}
+	case <-time.After(6 * defaultConnectTimeout):
+		t.Fatalf("Open still waits on a silent host after %s", 6*defaultConnectTimeout)
 	}
 }
