@@ -207,6 +207,9 @@ func (s *Service) Endpoints(ctx context.Context, merchantID string) ([]Endpoint,
 func (s *Service) SetEndpointEnabled(ctx context.Context, merchantID, endpointID string, enabled bool) (bool, error) {
 	err := s.updateEndpoint(ctx, `UPDATE webhook_endpoints SET enabled = $3
 		WHERE merchant_id = $1 AND id = $2 AND deleted_at IS NULL AND enabled <> $3`, merchantID, endpointID, enabled)
+	if err == nil && !enabled {
+		return true, s.dueNow(ctx, merchantID, endpointID)
+	}
 	if !errors.Is(err, ErrEndpointNotFound) || !isUUID(merchantID, endpointID) {
 		return err == nil, err
 	}
@@ -219,6 +222,23 @@ func (s *Service) SetEndpointEnabled(ctx context.Context, merchantID, endpointID
 		return false, ErrEndpointNotFound
 	}
 	return false, nil
+}
+
+// dueNow makes the deliveries waiting for a just disabled endpoint due at
+// once, and wakes this process's dispatchers (another process's find them
+// at their next poll): the dispatcher then marks each undelivered, as it
+// does any delivery of a disabled endpoint, closing an attempt a killed
+// process left open. Before, they waited for their own retry time, up to
+// two hours, counted as pending, and were attempted if the endpoint was
+// enabled again by then. One in flight is left to finish.
+func (s *Service) dueNow(ctx context.Context, merchantID, endpointID string) error {
+	now := s.db.Time(s.stamp())
+	if _, err := s.db.ExecContext(ctx, `UPDATE webhook_deliveries SET next_attempt_at = $3
+		WHERE merchant_id = $1 AND endpoint_id = $2 AND state = 'pending' AND next_attempt_at > $3`, merchantID, endpointID, now); err != nil {
+		return err
+	}
+	s.Wake()
+	return nil
 }
 
 // DeleteEndpoint removes an endpoint from the merchant's view. The row stays

@@ -252,3 +252,51 @@ func TestDeliveryAfterCrash(t *testing.T) {
 		})
 	}
 }
+
+// TestDisablingEndpointEndsItsWaitingDeliveries: a delivery waiting for its
+// retry (the first at 1 min) turns undelivered as soon as its endpoint is
+// disabled, not at its retry time, and is not attempted again. Before, it
+// stayed pending until then (up to 2 h before the last retry) and was
+// sent if the endpoint was enabled again meanwhile.
+func TestDisablingEndpointEndsItsWaitingDeliveries(t *testing.T) {
+	t.Parallel()
+	for _, engine := range testserver.Engines {
+		t.Run(engine, func(t *testing.T) {
+			t.Parallel()
+			ctx := context.Background()
+			s := testserver.Start(t, testserver.Options{DB: engine})
+			rc := newReceiver(t, func(_ int, w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusInternalServerError) })
+			e, err := s.App.Webhooks.CreateEndpoint(ctx, s.MerchantID, rc.URL)
+			if err != nil {
+				t.Fatal(err)
+			}
+			createPayment(t, s, s.APIKey, sandbox.PhoneSuccess)
+			rc.waitFor(t, 1, 10*time.Second, nil)
+			var id string
+			for deadline := time.Now().Add(10 * time.Second); id == ""; time.Sleep(20 * time.Millisecond) {
+				ds, err := s.App.Webhooks.Deliveries(ctx, s.MerchantID, 0)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(ds) == 1 && ds[0].AttemptCount == 1 && ds[0].NextAttemptAt != nil && !ds[0].Attempts[0].InProgress {
+					id = ds[0].ID
+				} else if time.Now().After(deadline) {
+					t.Fatalf("the first attempt's failure was not recorded: %+v", ds)
+				}
+			}
+			if _, err := s.App.Webhooks.SetEndpointEnabled(ctx, s.MerchantID, e.ID, false); err != nil {
+				t.Fatal(err)
+			}
+			d := waitState(t, s.App, s.MerchantID, id, webhook.StateUndelivered) // within 10 s; its retry was 1 min away
+			if d.AttemptCount != 1 || len(rc.requests()) != 1 {
+				t.Errorf("after disabling: %d attempts, %d requests; want the first alone", d.AttemptCount, len(rc.requests()))
+			}
+			if _, err := s.App.Webhooks.SetEndpointEnabled(ctx, s.MerchantID, e.ID, true); err != nil {
+				t.Fatal(err)
+			}
+			if d, _ := s.App.Webhooks.Delivery(ctx, s.MerchantID, id); d.State != webhook.StateUndelivered {
+				t.Errorf("enabled again: the delivery is %s, want undelivered until re-sent", d.State)
+			}
+		})
+	}
+}
