@@ -39,6 +39,12 @@ func TestDomainErrorsReadAsMessages(t *testing.T) {
 		{create, "momopay: this webhook URL is registered already"},
 		{append([]string{"webhook", "resend", "--merchant", merchant, "01a2020b-2040-79d9-99d9-9800f953fc8a"}, db...), "momopay: webhook delivery not found\n"},
 	}
+	// Every bad field named once, in its own words.
+	add := exec.Command(binary, append([]string{"user", "add", "--merchant", merchant, "--email", "u@example.td", "--role", "god", "--password-stdin"}, db...)...)
+	add.Stdin = strings.NewReader("x\n")
+	if errOut, err := add.CombinedOutput(); err == nil || string(errOut) != "momopay: role must be owner, developer or viewer; password must be 12 to 72 bytes long\n" {
+		t.Errorf("user add with a bad role and password: %v %q", err, errOut)
+	}
 	for _, c := range cases {
 		_, errOut, code := runIn(t, dir, nil, c.args...)
 		if code != 1 || !strings.HasPrefix(errOut, c.want) {

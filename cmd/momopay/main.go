@@ -45,9 +45,14 @@ func errorText(err error) string {
 	var b strings.Builder
 	b.WriteString(e.Message)
 	for _, k := range slices.Sorted(maps.Keys(e.Fields)) {
-		if !strings.Contains(e.Message, e.Fields[k]) { // some messages already say it
-			fmt.Fprintf(&b, "; %s %s", k, e.Fields[k])
+		msg := e.Fields[k]
+		if strings.Contains(e.Message, msg) { // some messages already say it
+			continue
 		}
+		if !strings.HasPrefix(msg, k+" ") { // and some name their field
+			msg = k + " " + msg
+		}
+		b.WriteString("; " + msg)
 	}
 	return b.String()
 }
