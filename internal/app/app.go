@@ -207,6 +207,9 @@ func (a *App) wire(ctx context.Context) error {
 	if a.Schema, err = db.ApplyMigrations(ctx); err != nil {
 		return err
 	}
+	if a.Schema.Newer() {
+		cfg.Logger.Warn(a.Schema.NewerWarning())
+	}
 	if err := db.CheckMode(ctx, cfg.Mode == ModeLive); err != nil {
 		return err
 	}

@@ -31,9 +31,12 @@ func (c *cli) migrate(ctx context.Context, args []string) error {
 	if *asJSON {
 		return c.printJSON(map[string]any{
 			"database": a.DB.Dialect, "location": where, "created": isNew, "applied": s.Applied, "version": s.Version,
+			"build_version": s.Known,
 		})
 	}
 	switch {
+	case s.Newer():
+		fmt.Fprintf(c.stdout, "the %s database %s: %s\n", a.DB.Dialect, where, s.NewerWarning())
 	case isNew:
 		fmt.Fprintf(c.stdout, "created the %s database %s and applied %s (schema version %d)\n", a.DB.Dialect, where, plural(s.Applied, "migration"), s.Version)
 	case s.Applied > 0:

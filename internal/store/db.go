@@ -419,6 +419,21 @@ type Migrations struct {
 	Applied int
 	// Version is the schema version the database is at afterwards.
 	Version int64
+	// Known is the latest version this build knows. A database past it
+	// was migrated by a newer build (this one was rolled back). It still
+	// runs, as the migrations so far only add to what an earlier release
+	// reads, and refusing would leave a rollback only the restore of a
+	// backup, losing every payment since; but it is said (Newer).
+	Known int64
+}
+
+// Newer reports a schema migrated by a newer build than this one.
+func (m Migrations) Newer() bool { return m.Version > m.Known }
+
+// NewerWarning says what Newer means, for the log and the CLI.
+func (m Migrations) NewerWarning() string {
+	return fmt.Sprintf("the database's schema is at version %d, newer than this build's %d: a newer momopay migrated it; "+
+		"this build runs on it only if those migrations changed nothing it reads (see the Upgrade section of docs/operations.md)", m.Version, m.Known)
 }
 
 // Migrate applies momopay's schema migrations.
@@ -439,11 +454,11 @@ func (db *DB) ApplyMigrations(ctx context.Context) (Migrations, error) {
 	if err != nil {
 		return Migrations{}, fmt.Errorf("migrate: %w", err)
 	}
-	v, err := p.GetDBVersion(ctx)
+	v, known, err := p.GetVersions(ctx)
 	if err != nil {
 		return Migrations{}, fmt.Errorf("migrate: read the schema version: %w", err)
 	}
-	return Migrations{Applied: len(results), Version: v}, nil
+	return Migrations{Applied: len(results), Version: v, Known: known}, nil
 }
 
 // HasSchema reports whether momopay's migrations were ever applied here,
