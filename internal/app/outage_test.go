@@ -452,3 +452,40 @@ func TestSQLiteBusy(t *testing.T) {
 		t.Fatalf("create with the same reference once the lock is gone: %+v %v", a, err)
 	}
 }
+
+// TestSQLiteShortLockWaitedOut: another process holds SQLite's write lock
+// for 12 s, longer than two 5 s busy timeouts but well within the 25 s a
+// request may wait: a create waits it out and gets its 201. Before, the
+// API key's last_used_at write (bookkeeping) was refused after one busy
+// timeout and the create answered 503 for it.
+func TestSQLiteShortLockWaitedOut(t *testing.T) {
+	t.Parallel()
+	dbURL := testdb.URL(t, "sqlite")
+	srv := testserver.Start(t, testserver.Options{DatabaseURL: dbURL})
+	other, err := sql.Open("sqlite", "file:"+strings.TrimPrefix(dbURL, "sqlite:")+"?_pragma=busy_timeout(10000)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	lock, err := other.Conn(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lock.Close()
+	if _, err := lock.ExecContext(t.Context(), "BEGIN IMMEDIATE"); err != nil {
+		t.Fatal(err)
+	}
+	released := make(chan error, 1)
+	go func() {
+		time.Sleep(12 * time.Second)
+		_, err := lock.ExecContext(context.Background(), "ROLLBACK")
+		released <- err
+	}()
+	a, err := createOutagePayment(srv, "short-lock", sandbox.PhoneSuccess)
+	if err != nil || a.status != http.StatusCreated {
+		t.Errorf("create while a lock is held for 12 s: %+v %v, want 201", a, err)
+	}
+	if err := <-released; err != nil {
+		t.Fatal(err)
+	}
+}

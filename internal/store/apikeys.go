@@ -237,10 +237,16 @@ func (s *APIKeys) Identify(ctx context.Context, key string, now time.Time) (keyI
 		s.cache.store(hash, k, epoch)
 	}
 	if now.Sub(k.lastUsed) >= lastUsedGranularity {
-		if _, err := s.db.ExecContext(ctx, `UPDATE api_keys SET last_used_at = $1 WHERE id = $2`, s.db.Time(now), k.id); err != nil {
+		// Bookkeeping, not a condition of the request: a database that
+		// cannot take the write just now (SQLite's write lock held by
+		// another process, which reads get past) leaves last_used_at as
+		// it was, and the next request writes it. Before, the request
+		// failed with 503 for it, a read included.
+		if _, err := s.db.ExecContext(ctx, `UPDATE api_keys SET last_used_at = $1 WHERE id = $2`, s.db.Time(now), k.id); err == nil {
+			s.cache.usedAt(hash, now)
+		} else if !Unavailable(err) && ctx.Err() == nil {
 			return "", "", err
 		}
-		s.cache.usedAt(hash, now)
 	}
 	return k.id, k.merchantID, nil
 }
