@@ -66,6 +66,13 @@ func (c *cli) serve(ctx context.Context, args []string) error {
 		ln.Close()
 		return err
 	}
+	unlock, err := lockSQLiteServe(*db)
+	if err != nil {
+		ln.Close()
+		closeListener(adminLn)
+		return err
+	}
+	defer unlock()
 	a, err := Open(ctx, Config{
 		DatabaseURL: *db, Mode: *mode, PendingTTL: *ttl,
 		RateLimit: api.RateLimit{PerSecond: *rateLimit, Burst: *rateBurst}, Logger: logger,
