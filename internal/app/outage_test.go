@@ -424,22 +424,7 @@ func TestSQLiteBusy(t *testing.T) {
 	t.Parallel()
 	dbURL := testdb.URL(t, "sqlite")
 	srv := testserver.Start(t, testserver.Options{DatabaseURL: dbURL})
-	// The other process waits for the lock if the server's background
-	// work holds it just then (a busy_timeout of 0 made the test fail
-	// now and then); once it has it, it keeps it.
-	other, err := sql.Open("sqlite", "file:"+strings.TrimPrefix(dbURL, "sqlite:")+"?_pragma=busy_timeout(10000)")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer other.Close()
-	lock, err := other.Conn(t.Context())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer lock.Close()
-	if _, err := lock.ExecContext(t.Context(), "BEGIN IMMEDIATE"); err != nil {
-		t.Fatal(err)
-	}
+	lock := holdWriteLock(t, dbURL)
 	a, err := createOutagePayment(srv, "busy-1", sandbox.PhoneSuccess)
 	if err != nil {
 		t.Fatal(err)
@@ -462,19 +447,7 @@ func TestSQLiteShortLockWaitedOut(t *testing.T) {
 	t.Parallel()
 	dbURL := testdb.URL(t, "sqlite")
 	srv := testserver.Start(t, testserver.Options{DatabaseURL: dbURL})
-	other, err := sql.Open("sqlite", "file:"+strings.TrimPrefix(dbURL, "sqlite:")+"?_pragma=busy_timeout(10000)")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer other.Close()
-	lock, err := other.Conn(t.Context())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer lock.Close()
-	if _, err := lock.ExecContext(t.Context(), "BEGIN IMMEDIATE"); err != nil {
-		t.Fatal(err)
-	}
+	lock := holdWriteLock(t, dbURL)
 	released := make(chan error, 1)
 	go func() {
 		time.Sleep(12 * time.Second)
@@ -488,4 +461,27 @@ func TestSQLiteShortLockWaitedOut(t *testing.T) {
 	if err := <-released; err != nil {
 		t.Fatal(err)
 	}
+}
+
+// holdWriteLock takes SQLite's write lock on dbURL from another
+// connection, as another process would, and keeps it until the test
+// rolls back on the returned connection. It waits for the lock if the
+// server's background work holds it just then (a busy_timeout of 0 made
+// the tests fail now and then).
+func holdWriteLock(t *testing.T, dbURL string) *sql.Conn {
+	t.Helper()
+	other, err := sql.Open("sqlite", "file:"+strings.TrimPrefix(dbURL, "sqlite:")+"?_pragma=busy_timeout(10000)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { other.Close() })
+	lock, err := other.Conn(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { lock.Close() })
+	if _, err := lock.ExecContext(t.Context(), "BEGIN IMMEDIATE"); err != nil {
+		t.Fatal(err)
+	}
+	return lock
 }
