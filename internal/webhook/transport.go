@@ -203,6 +203,11 @@ func endsInNumber(host string) bool {
 // attempts, per host and in all: about the webhook workers of a process.
 const maxIdleConns = 100
 
+// maxAnswerHeaderBytes bounds a receiver's response headers: far more than
+// any web server sends (nginx answers in well under 1 KiB), and an answer
+// past it is a failed attempt.
+const maxAnswerHeaderBytes = 64 << 10
+
 // NewHTTPClient returns the client that delivers webhooks. It never follows
 // redirects: a 3xx is returned as the answer, which the contract counts as a
 // failure, and following it could lead a delivery to an internal host. It
@@ -229,6 +234,11 @@ func NewHTTPClient(live bool, timeout time.Duration, own ...netip.AddrPort) *htt
 	// No Accept-Encoding: gzip of Go's own: a delivery carries the
 	// documented headers only, and an answer is read for its first KiB.
 	transport.DisableCompression = true
+	// An answer's headers are read whole before anything else: Go's
+	// default allows 10 MiB, which a receiver could fill on each of the
+	// 100 workers (about 1 GB of the server's memory, measured at 9 MB an
+	// attempt). Nothing of them is kept but the status.
+	transport.MaxResponseHeaderBytes = maxAnswerHeaderBytes
 	transport.MaxIdleConns = maxIdleConns
 	transport.MaxIdleConnsPerHost = maxIdleConns
 	return &http.Client{

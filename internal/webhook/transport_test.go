@@ -2,6 +2,7 @@ package webhook
 
 import (
 	"errors"
+	"fmt"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -409,5 +410,37 @@ func TestHTTPClientTransport(t *testing.T) {
 		if err := c.CheckRedirect(nil, nil); !errors.Is(err, http.ErrUseLastResponse) {
 			t.Errorf("live=%v: CheckRedirect = %v, want http.ErrUseLastResponse", live, err)
 		}
+	}
+}
+
+// TestHTTPClientBoundsAnswerHeaders: a receiver that answers with
+// megabytes of headers fails the attempt once past maxAnswerHeaderBytes;
+// ordinary headers pass. Before, Go's 10 MiB default let each attempt hold
+// about that much of the server's memory.
+func TestHTTPClientBoundsAnswerHeaders(t *testing.T) {
+	t.Parallel()
+	receiver := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		lines := 0
+		if r.URL.Path == "/huge" {
+			lines = 2000 // 2 MB of headers
+		}
+		for i := range lines {
+			w.Header().Set(fmt.Sprintf("X-Filler-%d", i), strings.Repeat("a", 1000))
+		}
+		w.Header().Set("X-Small", "ok")
+		w.WriteHeader(http.StatusOK)
+	}))
+	t.Cleanup(receiver.Close)
+	c := NewHTTPClient(false, 5*time.Second)
+	resp, err := c.Post(receiver.URL+"/small", "application/json", strings.NewReader(`{}`))
+	if err != nil {
+		t.Fatalf("ordinary headers: %v", err)
+	}
+	resp.Body.Close()
+	if resp, err := c.Post(receiver.URL+"/huge", "application/json", strings.NewReader(`{}`)); err == nil {
+		resp.Body.Close()
+		t.Fatalf("2 MB of answer headers read whole (%d headers)", len(resp.Header))
+	} else if !strings.Contains(err.Error(), "headers exceeded") {
+		t.Fatalf("2 MB of answer headers: %v", err)
 	}
 }
