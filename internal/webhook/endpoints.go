@@ -224,8 +224,8 @@ func (s *Service) SetEndpointEnabled(ctx context.Context, merchantID, endpointID
 	return false, nil
 }
 
-// dueNow makes the deliveries waiting for a just disabled endpoint due at
-// once, and wakes this process's dispatchers (another process's find them
+// dueNow makes the deliveries waiting for a just disabled (or deleted)
+// endpoint due at once, and wakes this process's dispatchers (another process's find them
 // at their next poll): the dispatcher then marks each undelivered, as it
 // does any delivery of a disabled endpoint, closing an attempt a killed
 // process left open. Before, they waited for their own retry time, up to
@@ -244,9 +244,14 @@ func (s *Service) dueNow(ctx context.Context, merchantID, endpointID string) err
 // DeleteEndpoint removes an endpoint from the merchant's view. The row stays
 // (deleted_at is set) because past deliveries and their attempt history
 // refer to it and remain readable; its URL may be registered again.
+// Its waiting deliveries turn undelivered at once, as a disabled
+// endpoint's do (dueNow).
 func (s *Service) DeleteEndpoint(ctx context.Context, merchantID, endpointID string) error {
-	return s.updateEndpoint(ctx, `UPDATE webhook_endpoints SET enabled = FALSE, deleted_at = $3
-		WHERE merchant_id = $1 AND id = $2 AND deleted_at IS NULL`, merchantID, endpointID, s.db.Time(s.stamp()))
+	if err := s.updateEndpoint(ctx, `UPDATE webhook_endpoints SET enabled = FALSE, deleted_at = $3
+		WHERE merchant_id = $1 AND id = $2 AND deleted_at IS NULL`, merchantID, endpointID, s.db.Time(s.stamp())); err != nil {
+		return err
+	}
+	return s.dueNow(ctx, merchantID, endpointID)
 }
 
 // EndpointDeleted reports whether endpointID is one of the merchant's

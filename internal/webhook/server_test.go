@@ -255,7 +255,7 @@ func TestDeliveryAfterCrash(t *testing.T) {
 
 // TestDisablingEndpointEndsItsWaitingDeliveries: a delivery waiting for its
 // retry (the first at 1 min) turns undelivered as soon as its endpoint is
-// disabled, not at its retry time, and is not attempted again. Before, it
+// disabled or deleted, not at its retry time, and is not attempted again. Before, it
 // stayed pending until then (up to 2 h before the last retry) and was
 // sent if the endpoint was enabled again meanwhile.
 func TestDisablingEndpointEndsItsWaitingDeliveries(t *testing.T) {
@@ -297,6 +297,29 @@ func TestDisablingEndpointEndsItsWaitingDeliveries(t *testing.T) {
 			if d, _ := s.App.Webhooks.Delivery(ctx, s.MerchantID, id); d.State != webhook.StateUndelivered {
 				t.Errorf("enabled again: the delivery is %s, want undelivered until re-sent", d.State)
 			}
+
+			// Deleting one does the same.
+			gone, err := s.App.Webhooks.CreateEndpoint(ctx, s.MerchantID, rc.URL+"/gone")
+			if err != nil {
+				t.Fatal(err)
+			}
+			createPayment(t, s, s.APIKey, sandbox.PhoneSuccess)
+			var goneID string
+			for deadline := time.Now().Add(10 * time.Second); goneID == ""; time.Sleep(20 * time.Millisecond) {
+				ds, _ := s.App.Webhooks.Deliveries(ctx, s.MerchantID, 0)
+				for _, d := range ds {
+					if d.EndpointID == gone.ID && d.AttemptCount == 1 && d.NextAttemptAt != nil && !d.Attempts[0].InProgress {
+						goneID = d.ID
+					}
+				}
+				if goneID == "" && time.Now().After(deadline) {
+					t.Fatal("the deleted endpoint's first attempt was not recorded")
+				}
+			}
+			if err := s.App.Webhooks.DeleteEndpoint(ctx, s.MerchantID, gone.ID); err != nil {
+				t.Fatal(err)
+			}
+			waitState(t, s.App, s.MerchantID, goneID, webhook.StateUndelivered)
 		})
 	}
 }
