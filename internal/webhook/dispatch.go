@@ -48,6 +48,13 @@ const (
 	// everybody else's events. A receiver answering in 50 ms still gets
 	// 200 events a second from each instance.
 	DefaultPerEndpoint = 10
+	// DefaultPerMerchant bounds the attempts one instance runs at once for
+	// any one merchant, whatever its number of endpoints: without it, ten
+	// endpoints that never answer took all 100 workers at each retry wave
+	// and held back every other merchant's events for seconds. It also
+	// bounds the connections one merchant's endpoints can have a server
+	// open to one host.
+	DefaultPerMerchant = 30
 	// dispatchPoll is how often an idle dispatcher looks for due
 	// deliveries when nothing told it to: the bound on how late a retry
 	// (its next_attempt_at passing), an attempt whose process died (its
@@ -69,7 +76,7 @@ const (
 
 // DispatchConfig tunes a Dispatcher; zero values take the defaults.
 type DispatchConfig struct {
-	Workers, PerEndpoint int
+	Workers, PerEndpoint, PerMerchant int
 	// Poll replaces dispatchPoll: tests use a long one to show that a
 	// notification alone starts an attempt.
 	Poll time.Duration
@@ -78,17 +85,18 @@ type DispatchConfig struct {
 // Dispatcher runs the due attempts of every merchant's deliveries (see
 // the top of this file). Start it once; Stop ends it.
 type Dispatcher struct {
-	s                    *Service
-	workers, perEndpoint int
-	poll                 time.Duration
-	log                  *slog.Logger
-	wake                 chan struct{}
+	s                                 *Service
+	workers, perEndpoint, perMerchant int
+	poll                              time.Duration
+	log                               *slog.Logger
+	wake                              chan struct{}
 
 	mu sync.Mutex
 	// running maps each delivery being attempted to its endpoint, and
-	// byEndpoint counts them by endpoint.
+	// byEndpoint and byMerchant count them.
 	running    map[string]string
 	byEndpoint map[string]int
+	byMerchant map[string]int
 	// paused holds deliveries whose attempt failed with an error until
 	// the time given (errorPause).
 	paused map[string]time.Time
@@ -102,14 +110,18 @@ type Dispatcher struct {
 // NewDispatcher returns a dispatcher of s's deliveries.
 func (s *Service) NewDispatcher(cfg DispatchConfig) *Dispatcher {
 	d := &Dispatcher{
-		s: s, workers: cfg.Workers, perEndpoint: cfg.PerEndpoint, poll: cfg.Poll, log: s.log,
-		wake: make(chan struct{}, 1), done: make(chan struct{}), running: map[string]string{}, byEndpoint: map[string]int{}, paused: map[string]time.Time{},
+		s: s, workers: cfg.Workers, perEndpoint: cfg.PerEndpoint, perMerchant: cfg.PerMerchant, poll: cfg.Poll, log: s.log,
+		wake: make(chan struct{}, 1), done: make(chan struct{}), running: map[string]string{},
+		byEndpoint: map[string]int{}, byMerchant: map[string]int{}, paused: map[string]time.Time{},
 	}
 	if d.workers <= 0 {
 		d.workers = DefaultWorkers
 	}
 	if d.perEndpoint <= 0 {
 		d.perEndpoint = DefaultPerEndpoint
+	}
+	if d.perMerchant <= 0 {
+		d.perMerchant = DefaultPerMerchant
 	}
 	if d.poll <= 0 {
 		d.poll = dispatchPoll
@@ -226,9 +238,9 @@ func (d *Dispatcher) run(ctx, attempts context.Context) {
 }
 
 // dispatch starts attempts of due deliveries on the free workers, at most
-// perEndpoint per endpoint, and says whether to look again at once: it
-// filled every free worker, so more may be due, or it left out
-// deliveries of an endpoint that reached its bound.
+// perEndpoint per endpoint and perMerchant per merchant, and says whether
+// to look again at once: it filled every free worker, so more may be due,
+// or it left out deliveries of an endpoint or merchant at its bound.
 func (d *Dispatcher) dispatch(ctx, attempts context.Context) (again bool, err error) {
 	d.mu.Lock()
 	free := d.workers - len(d.running)
@@ -241,29 +253,35 @@ func (d *Dispatcher) dispatch(ctx, attempts context.Context) (again bool, err er
 			skip = append(skip, id)
 		}
 	}
-	var full []string
+	var full, busy []string
 	for e, n := range d.byEndpoint {
 		if n >= d.perEndpoint {
 			full = append(full, e)
+		}
+	}
+	for m, n := range d.byMerchant {
+		if n >= d.perMerchant {
+			busy = append(busy, m)
 		}
 	}
 	d.mu.Unlock()
 	if free <= 0 {
 		return false, nil // an attempt ending wakes us
 	}
-	due, err := d.s.due(ctx, free, skip, full)
+	due, err := d.s.due(ctx, free, skip, full, busy)
 	if err != nil {
 		return false, err
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	for _, t := range due {
-		if d.byEndpoint[t.endpointID] >= d.perEndpoint {
+		if d.byEndpoint[t.endpointID] >= d.perEndpoint || d.byMerchant[t.merchantID] >= d.perMerchant {
 			again = true
 			continue
 		}
 		d.running[t.id] = t.endpointID
 		d.byEndpoint[t.endpointID]++
+		d.byMerchant[t.merchantID]++
 		d.attempts.Add(1)
 		go d.attempt(attempts, t)
 	}
@@ -282,6 +300,9 @@ func (d *Dispatcher) attempt(ctx context.Context, t *target) {
 	delete(d.running, t.id)
 	if d.byEndpoint[t.endpointID]--; d.byEndpoint[t.endpointID] <= 0 {
 		delete(d.byEndpoint, t.endpointID)
+	}
+	if d.byMerchant[t.merchantID]--; d.byMerchant[t.merchantID] <= 0 {
+		delete(d.byMerchant, t.merchantID)
 	}
 	if failed {
 		d.paused[t.id] = time.Now().Add(errorPause)

@@ -2,6 +2,7 @@ package webhook_test
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"sync"
 	"sync/atomic"
@@ -62,6 +63,54 @@ func TestDispatcherKeepsEndpointsApart(t *testing.T) {
 		if m := most.Load(); m != 2 {
 			t.Errorf("at most %d attempts at once to one endpoint, want 2", m)
 		}
+	})
+}
+
+// TestDispatcherKeepsMerchantsApart is the per-merchant fairness: a
+// merchant whose several endpoints never answer holds no more than its
+// bound of the workers, whatever its number of endpoints, and another
+// merchant's events go through meanwhile. Without the bound, three
+// endpoints at their own bound of 2 took every one of the 4 workers.
+func TestDispatcherKeepsMerchantsApart(t *testing.T) {
+	eachEngine(t, func(t *testing.T, f *fixture) {
+		ctx := context.Background()
+		release := make(chan struct{})
+		slow := newReceiver(t, func(_ int, w http.ResponseWriter, r *http.Request) {
+			select {
+			case <-release:
+			case <-r.Context().Done():
+			}
+		})
+		for i := range 3 {
+			e, err := f.app.Webhooks.CreateEndpoint(ctx, f.merchant, fmt.Sprintf("%s/%d", slow.URL, i))
+			if err != nil {
+				t.Fatal(err)
+			}
+			slow.setSecret(e.Secret)
+		}
+		for range 4 {
+			f.settle(t, f.merchant, payment.StatusSuccess) // 12 deliveries, 4 to each endpoint
+		}
+		d := f.app.Webhooks.NewDispatcher(webhook.DispatchConfig{Workers: 4, PerEndpoint: 2, PerMerchant: 2, Poll: 10 * time.Millisecond})
+		d.Start(ctx)
+		let := sync.OnceFunc(func() { close(release) })
+		defer d.Stop(ctx)
+		defer let()
+		slow.waitFor(t, 2, 10*time.Second, nil)
+
+		other := f.newMerchant(t)
+		fast := newReceiver(t, nil)
+		f.endpoint(t, other, fast)
+		for range 3 {
+			f.settle(t, other, payment.StatusFailed)
+		}
+		fast.waitFor(t, 3, 10*time.Second, nil)
+		if n := len(slow.requests()); n != 2 {
+			t.Fatalf("the merchant whose endpoints do not answer got %d attempts at once, want its bound of 2", n)
+		}
+		let()
+		slow.waitFor(t, 12, 30*time.Second, nil)
+		waitAllIn(t, f, f.merchant, 12, webhook.StateDelivered)
 	})
 }
 

@@ -15,8 +15,8 @@ import (
 // the depth of the queue for the metrics.
 
 // due reads up to limit deliveries that are due and that no attempt holds,
-// oldest first, leaving out the deliveries in skip and the endpoints in
-// full.
+// oldest first, leaving out the deliveries in skip, the endpoints in full
+// and the merchants in busy.
 //
 // It must walk webhook_deliveries_pending_next (the partial index of the
 // pending deliveries, by next_attempt_at) in order and stop at the limit,
@@ -28,14 +28,14 @@ import (
 // alone (the join cannot be planned first), in a transaction where
 // sorting is ruled out, leaving the index walk as the plan. SQLite's
 // planner walks the index for the ORDER BY by itself.
-func (s *Service) due(ctx context.Context, limit int, skip, full []string) ([]*target, error) {
+func (s *Service) due(ctx context.Context, limit int, skip, full, busy []string) ([]*target, error) {
 	q := `WITH due AS MATERIALIZED (
 			SELECT id FROM webhook_deliveries
 			WHERE state = 'pending' AND next_attempt_at <= $1 AND (lease_until IS NULL OR lease_until <= $1)
-			AND ` + s.notIn("id", 3) + ` AND ` + s.notIn("endpoint_id", 4) + `
+			AND ` + s.notIn("id", 3) + ` AND ` + s.notIn("endpoint_id", 4) + ` AND ` + s.notIn("merchant_id", 5) + `
 			ORDER BY next_attempt_at LIMIT $2)
 		SELECT ` + targetColumns + ` FROM due JOIN webhook_deliveries d ON d.id = due.id ` + targetJoin
-	args := []any{s.db.Time(s.stamp()), limit, s.idList(skip), s.idList(full)}
+	args := []any{s.db.Time(s.stamp()), limit, s.idList(skip), s.idList(full), s.idList(busy)}
 	if s.db.Dialect == store.SQLite {
 		return scanTargets(s.db.Reader().QueryContext(ctx, q, args...))
 	}
