@@ -64,6 +64,10 @@ type secretPage struct {
 	layout
 	Endpoint webhook.Endpoint
 	Rotated  bool
+	// Recent says the rotation came within webhook.RecentRotation of the
+	// one before: it replaced that one's secret, and the secret before it
+	// keeps its own grace (webhook.RotateSecret).
+	Recent bool
 }
 
 type endpointDeletePage struct {
@@ -210,6 +214,7 @@ func (d *Dashboard) handleEndpointRotate() http.Handler {
 			return
 		}
 		page.Endpoint = *e
+		page.Recent = e.ReplacedRecent
 		d.Audit(r.Context(), team.ActionEndpointRotated, e.URL+" ("+e.ID+")")
 		d.render(w, r, http.StatusOK, "webhook_secret", page)
 	})
@@ -501,11 +506,12 @@ func init() {
 		"wh.secret.title":           "Signing secret",
 		"wh.secret.warning":         "Copy this secret now: it will not be shown again. Your endpoint uses it to verify each delivery.",
 		"wh.secret.rotated":         "The previous secret stays valid for 24 hours: until then every delivery carries a webhook-signature for each secret. X-Service-Signature, which holds one, is made with the new secret from now on.",
+		"wh.secret.rotated.recent":  "The secret made by the rotation a few minutes ago is replaced at once, as it can hardly be in use yet. The one before it, which your endpoint verifies with, keeps its validity (below): until then every delivery carries a webhook-signature for it and for the new secret. X-Service-Signature, which holds one, is made with the new secret from now on.",
 		"wh.secret.done":            "Done",
 		"wh.again.title":            "This secret was already rotated",
 		"wh.added.title":            "This endpoint was already added",
 		"wh.added.body":             "The form was sent again (the page was reloaded), so no second endpoint was added. Its secret was shown the first time, once. If you did not copy it, rotate the secret on the Webhooks page.",
-		"wh.again.body":             "The form was sent again (the page was reloaded), so the secret was not rotated a second time. The new secret was shown the first time, once. If you did not copy it, you may rotate again, but that ends at once the secret used before this rotation.",
+		"wh.again.body":             "The form was sent again (the page was reloaded), so the secret was not rotated a second time. The new secret was shown the first time, once. If you did not copy it, rotate again: within 10 minutes of this rotation, that replaces only the secret you did not copy, and the secret used before keeps its validity; later, it ends at once the secret used before this rotation.",
 		"wh.delete.title":           "Delete endpoint",
 		"wh.gone.title":             "This endpoint is already deleted",
 		"wh.gone.body":              "It receives no more events. Its delivery history stays readable.",
@@ -581,11 +587,12 @@ func init() {
 		"wh.secret.title":           "Secret de signature",
 		"wh.secret.warning":         "Copiez ce secret maintenant : il ne sera plus affiché. Votre point de réception s'en sert pour vérifier chaque envoi.",
 		"wh.secret.rotated":         "L'ancien secret reste valable 24 heures : d'ici là, chaque envoi porte une webhook-signature pour chacun des deux secrets. X-Service-Signature, qui n'en porte qu'une, est faite avec le nouveau secret dès maintenant.",
+		"wh.secret.rotated.recent":  "Le secret créé par le changement d'il y a quelques minutes est remplacé aussitôt, car il ne peut guère être déjà utilisé. Celui d'avant, avec lequel votre point de réception vérifie les envois, reste valable comme prévu (ci-dessous) : d'ici là, chaque envoi porte une webhook-signature pour lui et pour le nouveau secret. X-Service-Signature, qui n'en porte qu'une, est faite avec le nouveau secret dès maintenant.",
 		"wh.secret.done":            "Terminé",
 		"wh.again.title":            "Ce secret a déjà été changé",
 		"wh.added.title":            "Ce point de réception a déjà été ajouté",
 		"wh.added.body":             "Le formulaire a été renvoyé (la page a été rechargée) : aucun second point de réception n'a été ajouté. Son secret a été affiché la première fois, une seule fois. Si vous ne l'avez pas copié, changez le secret sur la page Webhooks.",
-		"wh.again.body":             "Le formulaire a été renvoyé (la page a été rechargée) : le secret n'a pas été changé une seconde fois. Le nouveau secret a été affiché la première fois, une seule fois. Si vous ne l'avez pas copié, vous pouvez le changer à nouveau, mais le secret utilisé avant ce changement cessera alors aussitôt d'être valable.",
+		"wh.again.body":             "Le formulaire a été renvoyé (la page a été rechargée) : le secret n'a pas été changé une seconde fois. Le nouveau secret a été affiché la première fois, une seule fois. Si vous ne l'avez pas copié, changez-le à nouveau : dans les 10 minutes qui suivent ce changement, seul le secret que vous n'avez pas copié est remplacé, et le secret utilisé avant reste valable comme prévu ; plus tard, le secret utilisé avant ce changement cesserait aussitôt d'être valable.",
 		"wh.delete.title":           "Supprimer le point de réception",
 		"wh.gone.title":             "Ce point de réception est déjà supprimé",
 		"wh.gone.body":              "Il ne reçoit plus d'événements. Son historique reste consultable.",

@@ -177,7 +177,8 @@ func TestWebhookEndpointPages(t *testing.T) {
 		// secrets stay valid (the delivery below), and none is shown.
 		again := br.postForm("/webhooks/"+id+"/rotate", url.Values{"request": {token[1]}})
 		if again.status != http.StatusConflict || shownSecret.MatchString(html.UnescapeString(again.body)) ||
-			!strings.Contains(again.body, "This secret was already rotated") || !strings.Contains(again.body, "Previous secret valid until") {
+			!strings.Contains(again.body, "This secret was already rotated") || !strings.Contains(again.body, "Previous secret valid until") ||
+			!strings.Contains(again.body, "within 10 minutes of this rotation, that replaces only the secret you did not copy") {
 			t.Fatalf("rotation sent again: %d\n%s", again.status, again.body)
 		}
 		if page := br.get("/webhooks"); !strings.Contains(page.body, "Previous secret valid until") {
@@ -188,6 +189,25 @@ func TestWebhookEndpointPages(t *testing.T) {
 		got := rc.waitFor(t, 2)
 		if d := got[1]; !verifies(first, d) || !verifies(second, d) || len(strings.Fields(d.header.Get("webhook-signature"))) != 2 {
 			t.Errorf("after rotation: old secret verifies %v, new %v, signatures %q", verifies(first, d), verifies(second, d), d.header.Get("webhook-signature"))
+		}
+		// Rotating again minutes later replaces the secret just made, and
+		// the page says so: the first one keeps its validity.
+		token = regexp.MustCompile(`action="/webhooks/` + id + `/rotate" class="inline-form"><input type="hidden" name="request" value="([A-Z2-7]{26})"`).
+			FindStringSubmatch(br.get("/webhooks").body)
+		if token == nil {
+			t.Fatal("the rotate form has no token")
+		}
+		rot = br.postForm("/webhooks/"+id+"/rotate", url.Values{"request": {token[1]}})
+		if rot.status != http.StatusOK || !strings.Contains(rot.body, "The secret made by the rotation a few minutes ago is replaced at once") ||
+			strings.Contains(rot.body, "24 hours") || !strings.Contains(rot.body, "Previous secret valid until") {
+			t.Fatalf("a second rotation minutes later: %d\n%s", rot.status, rot.body)
+		}
+		secrets = shownSecret.FindAllString(html.UnescapeString(rot.body), -1)
+		tx = createPayment(t, b, b.s.APIKey, "rotated-2", "AIRTEL", 1500)
+		settleByPhone(t, br, tx["id"].(string), true)
+		got = rc.waitFor(t, 3)
+		if d := got[2]; len(secrets) != 1 || !verifies(first, d) || verifies(second, d) || !verifies(secrets[0], d) {
+			t.Errorf("after a second rotation minutes later: first verifies %v, second %v, third %v", verifies(first, d), verifies(second, d), len(secrets) == 1 && verifies(secrets[0], d))
 		}
 
 		// Delete: confirmation first.

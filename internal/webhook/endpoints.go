@@ -26,6 +26,10 @@ type Endpoint struct {
 	// PreviousSecretExpiresAt is set while the secret replaced by the last
 	// rotation still signs deliveries (RotateSecret), until that time.
 	PreviousSecretExpiresAt *time.Time `json:"previous_secret_expires_at,omitempty"`
+	// ReplacedRecent is set by a RotateSecret that came within
+	// RecentRotation of the one before: it replaced that rotation's
+	// secret, and the one before it keeps its own grace.
+	ReplacedRecent bool `json:"-"`
 }
 
 // CreateEndpoint registers url for merchantID with a fresh signing secret,

@@ -55,9 +55,9 @@ func (s *Service) RotateSecret(ctx context.Context, merchantID, endpointID, requ
 			previous_secret_expires_at = CASE WHEN previous_secret_expires_at > $6 THEN previous_secret_expires_at ELSE $3 END,
 			secret = $4, rotation_request = NULLIF($5, '')
 		WHERE merchant_id = $1 AND id = $2 AND deleted_at IS NULL AND ($5 = '' OR COALESCE(rotation_request, '') <> $5)
-		RETURNING id, merchant_id, url, enabled, created_at, previous_secret_expires_at`,
+		RETURNING id, merchant_id, url, enabled, created_at, previous_secret_expires_at, previous_secret_expires_at <> $3`,
 		merchantID, endpointID, s.db.Time(until), secret, request, s.db.Time(until.Add(-RecentRotation))).
-		Scan(&e.ID, &e.MerchantID, &e.URL, &e.Enabled, &created, &kept)
+		Scan(&e.ID, &e.MerchantID, &e.URL, &e.Enabled, &created, &kept, &e.ReplacedRecent)
 	if errors.Is(err, sql.ErrNoRows) && request != "" {
 		return s.rotatedBy(ctx, merchantID, endpointID, request)
 	}
