@@ -1,8 +1,8 @@
 // Package jobs is momopay's durable background work on payments: status
 // polls, expiry checks, late checks after TIMEOUT and auto-refunds, kept
-// as River jobs in the same database as the
-// payments, so a job is inserted in the same transaction as its payment and
-// survives any process crash. (Webhook attempts are scheduled by their
+// as River jobs in the same database as the payments, so a job is
+// inserted in the same transaction as its payment and survives any
+// process crash. (Webhook attempts are scheduled by their
 // deliveries' own rows: see webhook.Dispatcher.)
 //
 // It holds no business rules: each worker calls one method of the domain and
