@@ -39,26 +39,7 @@ func TestDispatcherKeepsEndpointsApart(t *testing.T) {
 			f.settle(t, f.merchant, payment.StatusSuccess)
 		}
 		d := f.app.Webhooks.NewDispatcher(webhook.DispatchConfig{Workers: 4, PerEndpoint: 2, Poll: 10 * time.Millisecond})
-		d.Start(ctx)
-		let := sync.OnceFunc(func() { close(release) })
-		defer d.Stop(ctx)
-		defer let()
-		slow.waitFor(t, 2, 10*time.Second, nil)
-
-		other := f.newMerchant(t)
-		fast := newReceiver(t, nil)
-		f.endpoint(t, other, fast)
-		for range 3 {
-			f.settle(t, other, payment.StatusFailed)
-		}
-		fast.waitFor(t, 3, 10*time.Second, nil)
-		if n := len(slow.requests()); n != 2 {
-			t.Fatalf("the endpoint that does not answer got %d attempts at once, want its bound of 2", n)
-		}
-
-		let()
-		slow.waitFor(t, 12, 30*time.Second, nil)
-		waitAllIn(t, f, f.merchant, 12, webhook.StateDelivered)
+		othersGetThrough(t, f, d, slow, release, "the endpoint that does not answer")
 		d.Stop(ctx)
 		if m := most.Load(); m != 2 {
 			t.Errorf("at most %d attempts at once to one endpoint, want 2", m)
@@ -92,26 +73,37 @@ func TestDispatcherKeepsMerchantsApart(t *testing.T) {
 			f.settle(t, f.merchant, payment.StatusSuccess) // 12 deliveries, 4 to each endpoint
 		}
 		d := f.app.Webhooks.NewDispatcher(webhook.DispatchConfig{Workers: 4, PerEndpoint: 2, PerMerchant: 2, Poll: 10 * time.Millisecond})
-		d.Start(ctx)
-		let := sync.OnceFunc(func() { close(release) })
-		defer d.Stop(ctx)
-		defer let()
-		slow.waitFor(t, 2, 10*time.Second, nil)
-
-		other := f.newMerchant(t)
-		fast := newReceiver(t, nil)
-		f.endpoint(t, other, fast)
-		for range 3 {
-			f.settle(t, other, payment.StatusFailed)
-		}
-		fast.waitFor(t, 3, 10*time.Second, nil)
-		if n := len(slow.requests()); n != 2 {
-			t.Fatalf("the merchant whose endpoints do not answer got %d attempts at once, want its bound of 2", n)
-		}
-		let()
-		slow.waitFor(t, 12, 30*time.Second, nil)
-		waitAllIn(t, f, f.merchant, 12, webhook.StateDelivered)
+		othersGetThrough(t, f, d, slow, release, "the merchant whose endpoints do not answer")
 	})
+}
+
+// othersGetThrough starts d on f.merchant's backlog of 12 deliveries to
+// slow, which holds every attempt until release is closed, and checks
+// that the backlog holds its bound of 2 attempts while another merchant's
+// three events are delivered; then it lets the backlog through and waits
+// for all 12 to be delivered. who names the backlog's side in a failure.
+func othersGetThrough(t *testing.T, f *fixture, d *webhook.Dispatcher, slow *receiver, release chan struct{}, who string) {
+	t.Helper()
+	ctx := context.Background()
+	d.Start(ctx)
+	let := sync.OnceFunc(func() { close(release) })
+	defer d.Stop(ctx)
+	defer let()
+	slow.waitFor(t, 2, 10*time.Second, nil)
+
+	other := f.newMerchant(t)
+	fast := newReceiver(t, nil)
+	f.endpoint(t, other, fast)
+	for range 3 {
+		f.settle(t, other, payment.StatusFailed)
+	}
+	fast.waitFor(t, 3, 10*time.Second, nil)
+	if n := len(slow.requests()); n != 2 {
+		t.Fatalf("%s got %d attempts at once, want its bound of 2", who, n)
+	}
+	let()
+	slow.waitFor(t, 12, 30*time.Second, nil)
+	waitAllIn(t, f, f.merchant, 12, webhook.StateDelivered)
 }
 
 // TestSettlementWakesTheDispatcher: a delivery's first attempt starts when
