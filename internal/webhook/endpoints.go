@@ -229,10 +229,10 @@ func (s *Service) SetEndpointEnabled(ctx context.Context, merchantID, endpointID
 }
 
 // dueNow makes the deliveries waiting for a just disabled (or deleted)
-// endpoint due at once, and wakes this process's dispatchers (another process's find them
-// at their next poll): the dispatcher then marks each undelivered, as it
-// does any delivery of a disabled endpoint, closing an attempt a killed
-// process left open. Before, they waited for their own retry time, up to
+// endpoint due at once, and wakes this process's dispatchers (another
+// process's find them at their next poll): the dispatcher then marks each
+// undelivered, as it does any delivery of a disabled endpoint, closing an
+// attempt a killed process left open. Before, they waited for their own retry time, up to
 // two hours, counted as pending, and were attempted if the endpoint was
 // enabled again by then. One in flight is left to finish.
 func (s *Service) dueNow(ctx context.Context, merchantID, endpointID string) error {
