@@ -71,8 +71,14 @@ func (s settings) given(name string) bool {
 // file that adds the setting:
 //
 //	func init() { configChecks = append(configChecks, configCheck{run: checkMine}) }
+//
+// A check with now set looks at this machine at this moment rather than at
+// the settings (a port taken, a SQLite file served): what it finds is a
+// note, not a problem, because the usual case is the very serve about to
+// be restarted with the settings checked, and the exit status stays 0.
 type configCheck struct {
 	reach bool
+	now   bool
 	run   func(ctx context.Context, s settings) []string
 }
 
@@ -86,6 +92,8 @@ var configChecks = []configCheck{
 	{run: checkRedisURL},
 	{run: checkTrustedProxies},
 	{reach: true, run: checkLiveMode},
+	{reach: true, now: true, run: checkListeners},
+	{reach: true, now: true, run: checkSQLiteServed},
 	{reach: true, run: checkDatabase},
 	{reach: true, run: checkRedisReachable},
 }
@@ -204,9 +212,29 @@ func checkShutdownGrace(_ context.Context, s settings) []string {
 	return nil
 }
 
+// checkListeners listens on serve's addresses and lets go at once: a port
+// another program (or a running serve) holds, or an address this machine
+// does not have, is what serve would meet first.
+func checkListeners(_ context.Context, s settings) []string {
+	var problems []string
+	for _, name := range []string{"addr", "admin-addr"} {
+		addr := s.str(name)
+		if !s.has(name) || addr == "off" || !listenAddress(addr) {
+			continue // off, or named by checkAddr or checkAdminAddr
+		}
+		ln, err := net.Listen("tcp", addr)
+		if err != nil {
+			problems = append(problems, fmt.Sprintf("--%s %s is taken now (%v): serve can listen there once what holds it stops (env %s)", name, addr, errors.Unwrap(err), envOf(name)))
+			continue
+		}
+		ln.Close()
+	}
+	return problems
+}
+
 // checkDatabase connects to the database as serve would, without creating
 // anything: a SQLite file that does not exist yet is fine when its folder
-// does (serve creates it).
+// does (serve creates it) and serve can write there.
 func checkDatabase(ctx context.Context, s settings) []string {
 	url := s.str("db")
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
@@ -218,12 +246,42 @@ func checkDatabase(ctx context.Context, s settings) []string {
 		if st, err := os.Stat(dir); err != nil || !st.IsDir() {
 			return []string{fmt.Sprintf("--db: the folder %s does not exist, so serve cannot create the SQLite database there (env MOMOPAY_DATABASE_URL)", dir)}
 		}
-		return nil
+		return sqliteFolderProblems(dir)
 	}
 	if err != nil {
 		return []string{fmt.Sprintf("--db: %v (env MOMOPAY_DATABASE_URL)", err)}
 	}
 	db.Close()
+	if abs, ok := sqliteFile(url); ok {
+		return sqliteFolderProblems(filepath.Dir(abs))
+	}
+	return nil
+}
+
+// checkSQLiteServed says whether a serve holds the SQLite file now: a
+// second one would be refused until it stops.
+func checkSQLiteServed(_ context.Context, s settings) []string {
+	abs, ok := sqliteFile(s.str("db"))
+	if !ok {
+		return nil
+	}
+	if lockFile, held := sqliteServeHeld(abs); held {
+		return []string{fmt.Sprintf("--db: a momopay serve is serving the SQLite database %s now (it holds %s): another serve on that file is refused until it stops (env MOMOPAY_DATABASE_URL)", abs, lockFile)}
+	}
+	return nil
+}
+
+// sqliteFolderProblems says whether serve could write in the SQLite
+// database's folder: it creates the database there, and its journal
+// (-wal, -shm) and lock files beside it, so a read-only folder fails at
+// start or at the first write. The probe is a file created and removed.
+func sqliteFolderProblems(dir string) []string {
+	f, err := os.CreateTemp(dir, ".momopay-config-check-*")
+	if err != nil {
+		return []string{fmt.Sprintf("--db: serve cannot write in the folder %s, where SQLite keeps the database, its journal and its lock files (%v) (env MOMOPAY_DATABASE_URL)", dir, errors.Unwrap(err))}
+	}
+	f.Close()
+	os.Remove(f.Name())
 	return nil
 }
 
@@ -262,12 +320,17 @@ func (c *cli) configCheck(ctx context.Context, args []string) error {
 	for _, e := range bad {
 		problems = append(problems, e.Error())
 	}
+	notes := []string{}
 	for _, check := range configChecks {
-		problems = append(problems, check.run(ctx, s)...)
+		if check.now {
+			notes = append(notes, check.run(ctx, s)...)
+		} else {
+			problems = append(problems, check.run(ctx, s)...)
+		}
 	}
 	rows := settingRows(s)
 	if asJSON {
-		if err := c.printJSON(map[string]any{"settings": rows, "problems": problems, "ok": len(problems) == 0}); err != nil {
+		if err := c.printJSON(map[string]any{"settings": rows, "problems": problems, "notes": notes, "ok": len(problems) == 0}); err != nil {
 			return err
 		}
 	} else {
@@ -276,12 +339,21 @@ func (c *cli) configCheck(ctx context.Context, args []string) error {
 				fmt.Fprintf(w, "--%s\t%s\t%s\t%s\n", r.Flag, r.Env, r.Source, r.Value)
 			}
 		})
-		if len(problems) == 0 {
+		switch {
+		case len(problems) == 0 && len(notes) == 0:
 			fmt.Fprintln(c.stdout, "\nno problems: serve can start with these settings")
-		} else {
+		case len(problems) == 0:
+			fmt.Fprintln(c.stdout, "\nno problems in these settings")
+		default:
 			fmt.Fprintf(c.stdout, "\n%s:\n", plural(len(problems), "problem"))
 			for _, p := range problems {
 				fmt.Fprintf(c.stdout, "  - %s\n", p)
+			}
+		}
+		if len(notes) > 0 {
+			fmt.Fprintln(c.stdout, "\nbut serve could not start here now (fine when it is the serve these settings are for, before its restart):")
+			for _, n := range notes {
+				fmt.Fprintf(c.stdout, "  - %s\n", n)
 			}
 		}
 	}

@@ -20,6 +20,10 @@ type configReport struct {
 	OK       bool
 }
 
+// anyPorts keeps a check that counts problems from depending on whether
+// something on this machine listens on serve's default ports.
+var anyPorts = []string{"--addr", "127.0.0.1:0", "--admin-addr", "off"}
+
 func configCheck(t *testing.T, env map[string]string, args ...string) (configReport, string, error) {
 	t.Helper()
 	out, _, err := cliRun(t, env, "", append([]string{"config", "check", "--json"}, args...)...)
@@ -92,7 +96,7 @@ func TestConfigCheckNamesEveryProblem(t *testing.T) {
 	dir := t.TempDir()
 	env := map[string]string{"MOMOPAY_SHUTDOWN_GRACE": "forever", "MOMOPAY_REDIS_URL": "redis://127.0.0.1:1"}
 	r, _, err := configCheck(t, env,
-		"--mode", "prod", "--pending-ttl", "1h", "--rate-limit", "-2", "--addr", "localhost",
+		"--mode", "prod", "--pending-ttl", "1h", "--rate-limit", "-2", "--addr", "localhost", "--admin-addr", "off",
 		"--db", "mysql://root@127.0.0.1/momopay", "--trusted-proxies", "10.0.0.5, proxy.internal")
 	want := []string{
 		`MOMOPAY_SHUTDOWN_GRACE="forever" is not a valid value for --shutdown-grace`,
@@ -127,24 +131,24 @@ func TestConfigCheckNamesEveryProblem(t *testing.T) {
 	}
 
 	// Live mode says what it lacks.
-	r, _, _ = configCheck(t, nil, "--mode", "live", "--db", filepath.Join(dir, "live.db"))
+	r, _, _ = configCheck(t, nil, append(anyPorts, "--mode", "live", "--db", filepath.Join(dir, "live.db"))...)
 	if len(r.Problems) != 1 || !strings.HasPrefix(r.Problems[0], "--mode live: ") {
 		t.Errorf("live mode: %v", r.Problems)
 	}
 
 	// Unreachable PostgreSQL; a SQLite file in a folder that is not there.
-	r, _, _ = configCheck(t, nil, "--db", "postgres://postgres@127.0.0.1:1/momopay?connect_timeout=2")
+	r, _, _ = configCheck(t, nil, append(anyPorts, "--db", "postgres://postgres@127.0.0.1:1/momopay?connect_timeout=2")...)
 	if len(r.Problems) != 1 || !strings.Contains(r.Problems[0], "connect to PostgreSQL at postgres://postgres@127.0.0.1:1/momopay") {
 		t.Errorf("unreachable PostgreSQL: %v", r.Problems)
 	}
-	r, _, _ = configCheck(t, nil, "--db", filepath.Join(dir, "no-such-folder", "m.db"))
+	r, _, _ = configCheck(t, nil, append(anyPorts, "--db", filepath.Join(dir, "no-such-folder", "m.db"))...)
 	if len(r.Problems) != 1 || !strings.Contains(r.Problems[0], "no-such-folder does not exist") {
 		t.Errorf("SQLite in a missing folder: %v", r.Problems)
 	}
 
 	// Good: a SQLite file serve would create, and no Redis.
 	good := filepath.Join(dir, "fresh.db")
-	out, _, err := cliRun(t, nil, "", "config", "check", "--db", good)
+	out, _, err := cliRun(t, nil, "", append([]string{"config", "check", "--db", good}, anyPorts...)...)
 	if err != nil || !strings.Contains(out, "no problems") || !regexp.MustCompile(`--db\s+MOMOPAY_DATABASE_URL\s+flag\s+`+regexp.QuoteMeta(good)).MatchString(out) {
 		t.Errorf("config check of a good configuration: %v\n%s", err, out)
 	}
@@ -264,7 +268,7 @@ func TestConfigCheckRefusesWhatItWouldIgnore(t *testing.T) {
 		}
 	}
 	// The flag wins over its variable, as for every flag.
-	r, _, err := configCheck(t, map[string]string{"MOMOPAY_JSON": "maybe"}, "--db", db)
+	r, _, err := configCheck(t, map[string]string{"MOMOPAY_JSON": "maybe"}, append(anyPorts, "--db", db)...)
 	if err != nil || !r.OK {
 		t.Errorf("--json with MOMOPAY_JSON=maybe: %v %v", err, r.Problems)
 	}

@@ -6,11 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
-	"strings"
 	"syscall"
-
-	"github.com/momopay/momopay/internal/store"
 )
 
 // lockSQLiteServe takes the lock that makes one momopay serve per SQLite
@@ -24,16 +20,11 @@ import (
 // none: any number of instances serve one database. The release closes
 // the file; it is left in place.
 func lockSQLiteServe(dbURL string) (release func(), err error) {
-	dialect, target, err := store.ParseURL(dbURL)
-	if err != nil || dialect != store.SQLite {
+	abs, ok := sqliteFile(dbURL)
+	if !ok {
 		return func() {}, nil // a bad URL is Open's to report
 	}
-	file, _, _ := strings.Cut(target, "?")
-	abs, err := filepath.Abs(file)
-	if err != nil {
-		return nil, err
-	}
-	path := abs + "-serve.lock"
+	path := abs + serveLockSuffix
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
 	if errors.Is(err, os.ErrNotExist) {
 		return func() {}, nil // no folder: Open says so, naming the database
@@ -50,4 +41,22 @@ func lockSQLiteServe(dbURL string) (release func(), err error) {
 		return nil, fmt.Errorf("serve: lock %s: %w", path, err)
 	}
 	return func() { f.Close() }, nil
+}
+
+// sqliteServeHeld tells config check whether a serve holds the SQLite
+// file's lock now, without creating the lock file. Its probe is a shared
+// lock let go at once: a serve starting in that instant would be refused,
+// a window of microseconds that a person running both at once can retry.
+func sqliteServeHeld(abs string) (lockFile string, held bool) {
+	lockFile = abs + serveLockSuffix
+	f, err := os.Open(lockFile)
+	if err != nil {
+		return lockFile, false // no lock file: never served, or no folder
+	}
+	defer f.Close()
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_SH|syscall.LOCK_NB); err != nil {
+		return lockFile, errors.Is(err, syscall.EWOULDBLOCK)
+	}
+	syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+	return lockFile, false
 }
