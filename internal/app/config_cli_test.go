@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -128,6 +129,19 @@ func TestConfigCheckNamesEveryProblem(t *testing.T) {
 				t.Errorf("line %d of the error: %q, want the problem %q", i+1, lines[i+1], p)
 			}
 		}
+	}
+
+	// Every bad flag on the command line, not the first alone; one that
+	// did not parse is not also read as its zero value.
+	r, _, _ = configCheck(t, nil, append(anyPorts, "--rate-limit", "lots", "--foo", "--shutdown-grace", "x", "---bad", "--db", filepath.Join(dir, "f.db"))...)
+	wantFlags := []string{
+		`command line: invalid value "lots" for flag -rate-limit: parse error`,
+		"command line: flag provided but not defined: -foo",
+		`command line: invalid value "x" for flag -shutdown-grace: parse error`,
+		"command line: bad flag syntax: ---bad",
+	}
+	if !slices.Equal(r.Problems, wantFlags) {
+		t.Errorf("config check with four bad flags: %q, want %q", r.Problems, wantFlags)
 	}
 
 	// Live mode says what it lacks.

@@ -79,6 +79,7 @@ func jsonFlag(fs *flag.FlagSet) *bool {
 // errHelpShown.
 func (c *cli) parse(fs *flag.FlagSet, args []string) ([]string, error) {
 	var positional []string
+	var errs []error
 	for {
 		err := fs.Parse(args)
 		if errors.Is(err, flag.ErrHelp) {
@@ -87,6 +88,17 @@ func (c *cli) parse(fs *flag.FlagSet, args []string) ([]string, error) {
 		}
 		if err != nil && fs.Lookup("json") == nil && strings.HasSuffix(err.Error(), "not defined: -json") {
 			return nil, fmt.Errorf("%s does not offer --json: its output is not a result to parse (run \"momopay %s -h\" for its usage)", fs.Name(), fs.Name())
+		}
+		if err != nil && c.inspect != nil {
+			// config check names every bad flag, not the first: go on
+			// with the arguments after the bad one.
+			errs = append(errs, fmt.Errorf("command line: %v", err))
+			if rest := fs.Args(); len(rest) < len(args) {
+				args = rest
+			} else {
+				args = args[1:] // "---x": Parse refused it without taking it
+			}
+			continue
 		}
 		if err != nil {
 			return nil, fmt.Errorf("%s: %v (run \"momopay %s -h\" for its usage)", fs.Name(), err, fs.Name())
@@ -99,8 +111,16 @@ func (c *cli) parse(fs *flag.FlagSet, args []string) ([]string, error) {
 	}
 	from := map[string]string{}
 	fs.Visit(func(f *flag.Flag) { from[f.Name] = fromFlag })
+	if len(errs) > 0 {
+		// A value that failed to parse may have left a zero behind (a
+		// duration does): the flag counts as not given, at its default.
+		fs.VisitAll(func(f *flag.Flag) {
+			if from[f.Name] == "" {
+				f.Value.Set(f.DefValue)
+			}
+		})
+	}
 	// Every variable is read, and every bad one named, before giving up.
-	var errs []error
 	fs.VisitAll(func(f *flag.Flag) {
 		env := envOf(f.Name)
 		if from[f.Name] != "" {
