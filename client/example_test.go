@@ -19,8 +19,9 @@ import (
 	"github.com/momopay/momopay/client"
 )
 
-// A webhook secret as shown in the dashboard (fictitious).
-const exampleSecret = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
+// A webhook secret as the dashboard shows one: 32 random bytes in base64
+// (fictitious).
+const exampleSecret = "whsec_qUqBjS7ibBFNoXjkh11l7gsl6mH9rqTTMYKxl/O3baw="
 
 const exampleBody = `{"event":"transaction.success","data":{"id":"5b0c8c1e-4c37-4b5e-9d1e-0f3c2a7d9e10",` +
 	`"reference":"order-1042","internal_ref":"SERVICE-7F3K9Q2M","amount":2500,"currency":"XAF",` +
