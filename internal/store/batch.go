@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -40,15 +41,16 @@ type Batcher[In, Out any] struct {
 }
 
 type batchCall[In, Out any] struct {
+	ctx  context.Context
 	in   In
 	out  Out
 	err  error
 	done chan struct{}
 }
 
-// batchTimeout bounds one batch. Callers wait for their answer
-// whatever their own context says: a write may have committed, and the
-// caller must know.
+// batchTimeout bounds one batch. Once its batch has a connection, callers
+// wait for their answer whatever their own context says: a write may have
+// committed, and the caller must know.
 const batchTimeout = 30 * time.Second
 
 // NewBatcher returns a Batcher that runs at most max inputs per batch.
@@ -57,8 +59,16 @@ func NewBatcher[In, Out any](max int, run func(ctx context.Context, in []In) ([]
 }
 
 // Do runs in, alone or with others' inputs, and returns its own answer.
-func (b *Batcher[In, Out]) Do(in In) (Out, error) {
-	c := &batchCall[In, Out]{in: in, done: make(chan struct{})}
+//
+// ctx bounds the wait before anything is written: in the queue, and for
+// the connection its batch runs on (connWait), which on SQLite is the one
+// writer, queued for by every job worker while another process holds the
+// write lock. A caller whose ctx ends there gets ctx's error, having
+// written nothing. Before, the wait for the writer ran to batchTimeout, so
+// an API request's answer came after the server's write timeout had cut
+// its connection.
+func (b *Batcher[In, Out]) Do(ctx context.Context, in In) (Out, error) {
+	c := &batchCall[In, Out]{ctx: ctx, in: in, done: make(chan struct{})}
 	b.mu.Lock()
 	b.queue = append(b.queue, c)
 	start := !b.running
@@ -67,7 +77,21 @@ func (b *Batcher[In, Out]) Do(in In) (Out, error) {
 	if start {
 		go b.loop()
 	}
-	<-c.done
+	select {
+	case <-c.done:
+	case <-ctx.Done():
+		b.mu.Lock()
+		i := slices.Index(b.queue, c)
+		if i >= 0 {
+			b.queue = slices.Delete(b.queue, i, i+1)
+		}
+		b.mu.Unlock()
+		if i >= 0 {
+			var zero Out
+			return zero, ctx.Err()
+		}
+		<-c.done // taken by a batch: its answer says what was written
+	}
 	return c.out, c.err
 }
 
@@ -100,7 +124,18 @@ func (b *Batcher[In, Out]) runCalls(calls []*batchCall[In, Out]) {
 		in[i] = c.in
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), batchTimeout)
-	out, err := b.run(ctx, in)
+	wait, gone := callersWait(ctx, calls)
+	out, err := b.run(withConnWait(ctx, wait), in)
+	if gone() && errors.Is(err, context.Canceled) {
+		// Every caller gave up while the batch waited for a connection:
+		// nothing was written, and each gets its own context's error.
+		for _, c := range calls {
+			c.err = c.ctx.Err()
+			close(c.done)
+		}
+		cancel()
+		return
+	}
 	cancel()
 	if err == nil && len(out) != len(in) {
 		err = fmt.Errorf("store: a batch of %d answered %d", len(in), len(out))
@@ -121,6 +156,48 @@ func (b *Batcher[In, Out]) runCalls(calls []*batchCall[In, Out]) {
 		}
 		close(c.done)
 	}
+}
+
+// callersWait is the context a batch waits for its connection under: done
+// when every caller's own context is (gone then reports true), or with
+// ctx.
+func callersWait[In, Out any](ctx context.Context, calls []*batchCall[In, Out]) (wait context.Context, gone func() bool) {
+	wait, cancel := context.WithCancel(ctx)
+	left := int32(len(calls))
+	var allGone atomic.Bool
+	stops := make([]func() bool, len(calls))
+	for i, c := range calls {
+		stops[i] = context.AfterFunc(c.ctx, func() {
+			if atomic.AddInt32(&left, -1) == 0 {
+				allGone.Store(true)
+				cancel()
+			}
+		})
+	}
+	return wait, func() bool {
+		for _, stop := range stops {
+			stop()
+		}
+		cancel()
+		return allGone.Load()
+	}
+}
+
+// connWaitKey carries, in a batch's context, the context its transaction's
+// connection is waited for under (InTx).
+type connWaitKey struct{}
+
+func withConnWait(ctx, wait context.Context) context.Context {
+	return context.WithValue(ctx, connWaitKey{}, wait)
+}
+
+// connWait is the context to wait for a connection under: a batch's
+// callers' (callersWait), or ctx itself.
+func connWait(ctx context.Context) context.Context {
+	if wait, ok := ctx.Value(connWaitKey{}).(context.Context); ok {
+		return wait
+	}
+	return ctx
 }
 
 // batchWideError is a batch's failure that no input caused (BEGIN or
@@ -185,8 +262,8 @@ func writesInTx[In, Out any](db *DB, one func(context.Context, *sql.Tx, In) (Out
 
 // write runs in through b (a Batcher of writesInTx) and returns its own
 // answer.
-func write[In, Out any](b *Batcher[In, outcome[Out]], in In) (Out, error) {
-	o, err := b.Do(in)
+func write[In, Out any](ctx context.Context, b *Batcher[In, outcome[Out]], in In) (Out, error) {
+	o, err := b.Do(ctx, in)
 	if err != nil {
 		return o.out, err
 	}

@@ -69,11 +69,11 @@ func TestBatcherJoinsCallersThatWait(t *testing.T) {
 
 	answers := make([]int, 7)
 	var wg sync.WaitGroup
-	wg.Go(func() { answers[0], _ = b.Do(0) })
+	wg.Go(func() { answers[0], _ = b.Do(t.Context(), 0) })
 	<-r.started // the first statement runs, alone, and is held
 	for i := 1; i < len(answers); i++ {
 		wg.Go(func() {
-			out, err := b.Do(i)
+			out, err := b.Do(t.Context(), i)
 			if err != nil {
 				t.Error(err)
 			}
@@ -98,7 +98,7 @@ func TestBatcherJoinsCallersThatWait(t *testing.T) {
 	}
 
 	// Idle again: the next caller runs at once, alone.
-	if got, err := b.Do(21); got != 42 || err != nil || len(r.batches[len(r.batches)-1]) != 1 {
+	if got, err := b.Do(t.Context(), 21); got != 42 || err != nil || len(r.batches[len(r.batches)-1]) != 1 {
 		t.Errorf("an idle batcher answered %d, %v after a batch of %d", got, err, len(r.batches[len(r.batches)-1]))
 	}
 }
@@ -111,12 +111,12 @@ func TestBatcherIsolatesARefusedInput(t *testing.T) {
 	r := &recorder{hold: release, started: make(chan struct{}), refuse: 3}
 	b := NewBatcher(10, r.run)
 	var wg sync.WaitGroup
-	wg.Go(func() { b.Do(0) })
+	wg.Go(func() { b.Do(t.Context(), 0) })
 	<-r.started
 	errs := make([]error, 5)
 	outs := make([]int, 5)
 	for i := 1; i < len(errs); i++ {
-		wg.Go(func() { outs[i], errs[i] = b.Do(i) })
+		wg.Go(func() { outs[i], errs[i] = b.Do(t.Context(), i) })
 	}
 	queued(t, b, len(errs)-1)
 	close(release)
@@ -136,12 +136,12 @@ func TestBatcherIsolatesARefusedInput(t *testing.T) {
 // answer.
 func TestBatcherRefusesAShortAnswer(t *testing.T) {
 	b := NewBatcher(10, func(_ context.Context, in []int) ([]int, error) { return nil, nil })
-	if _, err := b.Do(1); err == nil {
+	if _, err := b.Do(t.Context(), 1); err == nil {
 		t.Fatal("a batch answered with nothing was taken as an answer")
 	}
 	want := errors.New("database down")
 	b = NewBatcher(10, func(_ context.Context, in []int) ([]int, error) { return nil, want })
-	if _, err := b.Do(1); !errors.Is(err, want) {
+	if _, err := b.Do(t.Context(), 1); !errors.Is(err, want) {
 		t.Fatalf("got %v, want the statement's error", err)
 	}
 }
@@ -160,11 +160,11 @@ func TestBatcherBatchWideFailure(t *testing.T) {
 	}
 	b := NewBatcher(10, wide)
 	var wg sync.WaitGroup
-	wg.Go(func() { b.Do(0) })
+	wg.Go(func() { b.Do(t.Context(), 0) })
 	<-r.started
 	errs := make([]error, 5)
 	for i := 1; i < len(errs); i++ {
-		wg.Go(func() { _, errs[i] = b.Do(i) })
+		wg.Go(func() { _, errs[i] = b.Do(t.Context(), i) })
 	}
 	queued(t, b, len(errs)-1)
 	close(release)
@@ -224,5 +224,78 @@ func TestWritesInTxTellsBatchFromInput(t *testing.T) {
 	_, err = run(cancelled, []int{7, 8})
 	if !errors.As(err, new(*batchWideError)) || !errors.Is(err, context.Canceled) {
 		t.Fatalf("BEGIN refused: %v, want a batch-wide error", err)
+	}
+}
+
+// TestBatcherCallerLeavesTheQueue: a caller whose context ends while it
+// waits in the queue gets the context's error, and its input is never
+// run; one already taken by a batch gets the batch's answer.
+func TestBatcherCallerLeavesTheQueue(t *testing.T) {
+	release := make(chan struct{})
+	r := &recorder{hold: release, started: make(chan struct{}), refuse: -1}
+	b := NewBatcher(4, r.run)
+	taken, cancelTaken := context.WithCancel(t.Context())
+	var first int
+	var firstErr error
+	var wg sync.WaitGroup
+	wg.Go(func() { first, firstErr = b.Do(taken, 1) })
+	<-r.started // taken: its batch runs, held
+	cancelTaken()
+
+	ctx, cancel := context.WithTimeout(t.Context(), 50*time.Millisecond)
+	defer cancel()
+	if _, err := b.Do(ctx, 2); !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("a queued caller whose context ended: %v, want its deadline", err)
+	}
+	queued(t, b, 0)
+	close(release)
+	wg.Wait()
+	if first != 2 || firstErr != nil {
+		t.Errorf("the taken caller whose context ended got %d, %v, want its batch's answer 2", first, firstErr)
+	}
+	if !slices.EqualFunc(r.batches, [][]int{{1}}, slices.Equal) {
+		t.Errorf("batches run: %v, want [[1]]: the caller that left was not run", r.batches)
+	}
+}
+
+// TestBatchWaitsForTheWriterWithinItsCallers: on SQLite, while another
+// holds the one writer connection (job workers queue there while another
+// process holds the write lock), a batched write gives up when its
+// caller's context ends, with that context's error and nothing written.
+// Before, it waited batchTimeout (30 s) whatever the caller's deadline,
+// and an API request was answered after the server's write timeout had
+// cut its connection.
+func TestBatchWaitsForTheWriterWithinItsCallers(t *testing.T) {
+	db, err := Open(t.Context(), testdb.URL(t, "sqlite"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := db.ExecContext(t.Context(), `CREATE TABLE w (x INTEGER PRIMARY KEY)`); err != nil {
+		t.Fatal(err)
+	}
+	b := NewBatcher(4, EachInTx(db, func(ctx context.Context, tx *sql.Tx, x int) (int, error) {
+		_, err := tx.ExecContext(ctx, `INSERT INTO w (x) VALUES ($1)`, x)
+		return x, err
+	}))
+	writer, err := db.Conn(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 300*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	_, err = b.Do(ctx, 1)
+	if waited := time.Since(start); !errors.Is(err, context.DeadlineExceeded) || waited > 5*time.Second {
+		t.Errorf("a write while the writer is held: %v after %v, want the caller's deadline", err, waited)
+	}
+	writer.Close()
+	var n int
+	if err := db.QueryRowContext(t.Context(), `SELECT COUNT(*) FROM w`).Scan(&n); err != nil || n != 0 {
+		t.Errorf("%d rows (%v), want none written", n, err)
+	}
+	// The writer free again, the next write goes through.
+	if x, err := b.Do(t.Context(), 2); x != 2 || err != nil {
+		t.Errorf("a write once the writer is free: %d, %v", x, err)
 	}
 }

@@ -502,8 +502,16 @@ func (db *DB) InTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
 		defer conn.Close()
 		db.txConns.Store(tx, conn)
 		defer db.txConns.Delete(tx)
-	} else if tx, err = db.BeginTx(ctx, nil); err != nil {
-		return err
+	} else {
+		// The one writer: waited for no longer than connWait says.
+		conn, err := db.Conn(connWait(ctx))
+		if err != nil {
+			return err
+		}
+		defer conn.Close()
+		if tx, err = conn.BeginTx(ctx, nil); err != nil {
+			return err
+		}
 	}
 	if err := fn(tx); err != nil {
 		tx.Rollback()
@@ -527,7 +535,7 @@ func (db *DB) InTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
 // than the pool holds: the last is a new connection.
 func (db *DB) beginOnConn(ctx context.Context) (*sql.Conn, *sql.Tx, error) {
 	for attempt := 1; ; attempt++ {
-		conn, err := db.Conn(ctx)
+		conn, err := db.Conn(connWait(ctx))
 		if err != nil {
 			return nil, nil, err
 		}

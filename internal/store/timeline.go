@@ -36,7 +36,7 @@ func (s *Transactions) PushTaken(ctx context.Context, merchantID, id, operatorRe
 		return err
 	}
 	// SQLite: with the others waiting for the writer (s.pushes).
-	_, err := s.pushes.Do(pushTaken{merchantID, id, operatorRef, step})
+	_, err := s.pushes.Do(ctx, pushTaken{merchantID, id, operatorRef, step})
 	return err
 }
 

@@ -90,7 +90,7 @@ func scanTransaction(row interface{ Scan(...any) error }) (*payment.Transaction,
 // answer whatever ctx says: once queued it may commit.
 func (s *Transactions) CreateTransaction(ctx context.Context, t *payment.Transaction) error {
 	if s.creates != nil {
-		_, err := write(s.creates, t)
+		_, err := write(ctx, s.creates, t)
 		return err
 	}
 	return s.db.InTx(ctx, func(tx *sql.Tx) error { return s.create(ctx, tx, t) })
@@ -269,7 +269,7 @@ func (s *Transactions) Settle(ctx context.Context, st payment.Settlement) (*paym
 	var r settled
 	var err error
 	if s.settlements != nil {
-		r, err = write(s.settlements, st)
+		r, err = write(ctx, s.settlements, st)
 	} else {
 		err = s.db.InTx(ctx, func(tx *sql.Tx) error {
 			r, err = s.settle(ctx, tx, st)

@@ -77,7 +77,7 @@ func (s *Service) loadTarget(ctx context.Context, merchantID, deliveryID string)
 		return nil, ErrDeliveryNotFound
 	}
 	if s.batches.load != nil {
-		d, err := s.batches.load.Do(targetKey{merchantID, deliveryID})
+		d, err := s.batches.load.Do(ctx, targetKey{merchantID, deliveryID})
 		if err == nil && d == nil {
 			return nil, ErrDeliveryNotFound
 		}
@@ -332,7 +332,7 @@ func (s *Service) claim(ctx context.Context, d *target, now time.Time, manual bo
 	var ok bool
 	var err error
 	if d.leaseUntil.IsZero() {
-		ok, err = s.batches.claim.Do(in)
+		ok, err = s.batches.claim.Do(ctx, in)
 	} else {
 		err = s.db.InTx(ctx, func(tx *sql.Tx) error {
 			ok, err = s.claimTx(ctx, tx, in)
@@ -398,7 +398,7 @@ func closeInterrupted(ctx context.Context, tx *sql.Tx, d *target) error {
 // share a statement or a transaction (attempt_batch.go).
 func (s *Service) finish(ctx context.Context, d *target, c *claimed, a *DeliveryAttempt, state DeliveryState, next, now time.Time) error {
 	a.Number, a.Manual, a.AttemptedAt = c.number, c.manual, c.at
-	_, err := s.batches.finish.Do(finishInput{d: d, c: c, a: a, state: state, next: next, now: now})
+	_, err := s.batches.finish.Do(ctx, finishInput{d: d, c: c, a: a, state: state, next: next, now: now})
 	return err
 }
 
