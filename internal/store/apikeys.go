@@ -141,7 +141,7 @@ func scanKey(row interface{ Scan(...any) error }) (*APIKey, error) {
 
 // List returns a merchant's keys, oldest first.
 func (s *APIKeys) List(ctx context.Context, merchantID string) ([]APIKey, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT `+keyColumns+`
+	rows, err := s.db.Reader().QueryContext(ctx, `SELECT `+keyColumns+`
 		FROM api_keys WHERE merchant_id = $1 ORDER BY created_at, id`, merchantID)
 	if err != nil {
 		return nil, err

@@ -43,7 +43,7 @@ func (s *AuditLog) List(ctx context.Context, merchantID string, before time.Time
 	if before.IsZero() {
 		before, beforeID = time.Date(9999, 12, 31, 0, 0, 0, 0, time.UTC), ""
 	}
-	rows, err := s.db.QueryContext(ctx, `SELECT id, merchant_id, user_id, email, action, target, address, at FROM audit_log
+	rows, err := s.db.Reader().QueryContext(ctx, `SELECT id, merchant_id, user_id, email, action, target, address, at FROM audit_log
 		WHERE merchant_id = $1 AND (at < $2 OR (at = $2 AND $3 <> '' AND CAST(id AS TEXT) < $3))
 		ORDER BY at DESC, id DESC LIMIT $4`, merchantID, s.db.Time(before), beforeID, limit)
 	if err != nil {

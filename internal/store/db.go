@@ -588,14 +588,17 @@ const RelaxedCommit = `relaxed AS (SELECT set_config('synchronous_commit', 'off'
 
 // InSnapshot runs fn in a read-only transaction that sees one consistent
 // state across its queries (a list and its details read apart could
-// otherwise straddle a write). SQLite's transaction already does; on
-// PostgreSQL it takes REPEATABLE READ.
+// otherwise straddle a write). On SQLite it is a read transaction of a
+// reader connection (WAL gives it a snapshot); the writer's transactions
+// begin IMMEDIATE, taking the write lock, so a snapshot there waited for
+// the writer and its lock like any write. On PostgreSQL it takes
+// REPEATABLE READ.
 func (db *DB) InSnapshot(ctx context.Context, fn func(tx *sql.Tx) error) error {
 	opts := &sql.TxOptions{}
 	if db.Dialect == Postgres {
 		opts = &sql.TxOptions{Isolation: sql.LevelRepeatableRead, ReadOnly: true}
 	}
-	tx, err := db.BeginTx(ctx, opts)
+	tx, err := db.Reader().BeginTx(ctx, opts)
 	if err != nil {
 		return err
 	}

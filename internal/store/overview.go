@@ -102,7 +102,7 @@ func NewFigures(db *DB) *Figures { return &Figures{db: db} }
 // DailyTotals returns a merchant's totals for the days first to last
 // (2006-01-02, inclusive).
 func (s *Figures) DailyTotals(ctx context.Context, merchantID, first, last string) ([]DailyTotal, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT day, status, operator, CAST(SUM(count) AS BIGINT), CAST(SUM(amount) AS BIGINT)
+	rows, err := s.db.Reader().QueryContext(ctx, `SELECT day, status, operator, CAST(SUM(count) AS BIGINT), CAST(SUM(amount) AS BIGINT)
 		FROM transaction_daily_totals WHERE merchant_id = $1 AND day >= $2 AND day <= $3
 		GROUP BY day, status, operator HAVING SUM(count) <> 0 ORDER BY day, status, operator`, merchantID, first, last)
 	if err != nil {
@@ -128,7 +128,7 @@ func (s *Figures) DailyTotals(ctx context.Context, merchantID, first, last strin
 // they are read through refunds_by_transaction (migration 00014).
 func (s *Figures) RefundedByDay(ctx context.Context, merchantID, first, last string) (map[string]int64, error) {
 	day := s.db.totalsDaySQL("t.created_at")
-	rows, err := s.db.QueryContext(ctx, `SELECT `+day+`, CAST(SUM(r.amount) AS BIGINT)
+	rows, err := s.db.Reader().QueryContext(ctx, `SELECT `+day+`, CAST(SUM(r.amount) AS BIGINT)
 		FROM refunds r JOIN transactions t ON t.merchant_id = r.merchant_id AND t.id = r.transaction_id
 		WHERE r.merchant_id = $1 AND r.status = 'REFUNDED' AND t.status = 'SUCCESS'
 		  AND `+day+` >= $2 AND `+day+` <= $3
@@ -152,7 +152,7 @@ func (s *Figures) RefundedByDay(ctx context.Context, merchantID, first, last str
 // LatestTransactions returns a merchant's n newest transactions, without
 // counting the rest.
 func (s *Figures) LatestTransactions(ctx context.Context, merchantID string, n int) ([]payment.Transaction, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT `+transactionColumns+` FROM transactions
+	rows, err := s.db.Reader().QueryContext(ctx, `SELECT `+transactionColumns+` FROM transactions
 		WHERE merchant_id = $1 ORDER BY created_at DESC, id DESC LIMIT $2`, merchantID, n)
 	if err != nil {
 		return nil, err
@@ -175,7 +175,7 @@ func (s *Figures) LatestTransactions(ctx context.Context, merchantID string, n i
 // re-sent; a new test is the way) nor deliveries to a deleted endpoint,
 // which could otherwise never leave the count.
 func (s *Figures) Alerts(ctx context.Context, merchantID string) (undelivered, cases int64, err error) {
-	err = s.db.QueryRowContext(ctx, `SELECT
+	err = s.db.Reader().QueryRowContext(ctx, `SELECT
 		(SELECT COUNT(*) FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id
 			WHERE d.merchant_id = $1 AND d.state = 'undelivered' AND NOT d.test AND e.deleted_at IS NULL),
 		(SELECT COUNT(*) FROM reconciliation_cases WHERE merchant_id = $1 AND resolved_at IS NULL)`, merchantID).Scan(&undelivered, &cases)

@@ -72,7 +72,7 @@ func (s *ReconciliationCases) CountOpen(ctx context.Context, merchantID string) 
 		return 0, nil
 	}
 	var n int
-	err := s.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM reconciliation_cases
+	err := s.db.Reader().QueryRowContext(ctx, `SELECT COUNT(*) FROM reconciliation_cases
 		WHERE merchant_id = $1 AND resolved_at IS NULL`, merchantID).Scan(&n)
 	return n, err
 }
@@ -82,7 +82,7 @@ func (s *ReconciliationCases) Case(ctx context.Context, merchantID, id string) (
 	if !payment.ValidID(merchantID) || !payment.ValidID(id) {
 		return nil, ErrCaseNotFound
 	}
-	return scanCase(s.db.QueryRowContext(ctx, `SELECT `+caseColumns+` FROM reconciliation_cases
+	return scanCase(s.db.Reader().QueryRowContext(ctx, `SELECT `+caseColumns+` FROM reconciliation_cases
 		WHERE merchant_id = $1 AND id = $2`, merchantID, id))
 }
 
@@ -113,7 +113,7 @@ func (s *ReconciliationCases) Resolve(ctx context.Context, merchantID, id, by, n
 }
 
 func (s *ReconciliationCases) query(ctx context.Context, q string, args ...any) ([]payment.ReconciliationCase, error) {
-	rows, err := s.db.QueryContext(ctx, q, args...)
+	rows, err := s.db.Reader().QueryContext(ctx, q, args...)
 	if err != nil {
 		return nil, err
 	}

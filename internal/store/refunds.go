@@ -122,7 +122,7 @@ func (s *Refunds) List(ctx context.Context, merchantID string, transactionIDs ..
 	if len(marks) == 0 {
 		return nil, nil
 	}
-	rows, err := s.db.QueryContext(ctx, `SELECT id, merchant_id, transaction_id, amount, requested_by, status,
+	rows, err := s.db.Reader().QueryContext(ctx, `SELECT id, merchant_id, transaction_id, amount, requested_by, status,
 		operator_code, operator_detail, operator_ref, requested_at, answered_at
 		FROM refunds WHERE merchant_id = $1 AND transaction_id IN (`+strings.Join(marks, ", ")+`)
 		ORDER BY requested_at, id`, args...)

@@ -53,7 +53,11 @@ func (s *Sessions) Start(ctx context.Context, sess team.Session, credential stri
 func (s *Sessions) Active(ctx context.Context, jti string, now, idleSince time.Time) (*team.Session, *team.User, error) {
 	var sess team.Session
 	var created, seen, expires Timestamp
-	u, err := scanUser(s.db.QueryRowContext(ctx, `SELECT u.id, u.merchant_id, u.email, u.role, u.language, u.created_at,
+	// From the readers: on SQLite the writer connection is queued for by
+	// every write, and each page's session check must not wait there (a
+	// write lock held elsewhere would hold up every page). Commits, a
+	// sign-out's included, are seen by the next read.
+	u, err := scanUser(s.db.Reader().QueryRowContext(ctx, `SELECT u.id, u.merchant_id, u.email, u.role, u.language, u.created_at,
 			s.jti, s.created_at, s.last_seen_at, s.expires_at, m.name
 		FROM sessions s JOIN users u ON u.id = s.user_id AND u.merchant_id = s.merchant_id
 		JOIN merchants m ON m.id = s.merchant_id

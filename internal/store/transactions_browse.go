@@ -20,7 +20,7 @@ func (s *Transactions) ByReference(ctx context.Context, merchantID, reference st
 	if !payment.ValidID(merchantID) || !payment.ValidReference(reference) {
 		return nil, payment.ErrNotFound
 	}
-	return scanTransaction(s.db.QueryRowContext(ctx, `SELECT `+transactionColumns+`
+	return scanTransaction(s.db.Reader().QueryRowContext(ctx, `SELECT `+transactionColumns+`
 		FROM transactions WHERE merchant_id = $1 AND reference = $2 AND NOT push_in_flight`, merchantID, reference))
 }
 
@@ -73,7 +73,7 @@ func (s *Transactions) browse(ctx context.Context, merchantID string, f payment.
 			WHERE c.merchant_id = $1 AND c.id = $%d)`, cmp, len(args)))
 	}
 	args = append(args, limit)
-	rows, err := s.db.QueryContext(ctx, fmt.Sprintf(`SELECT %s FROM transactions WHERE %s
+	rows, err := s.db.Reader().QueryContext(ctx, fmt.Sprintf(`SELECT %s FROM transactions WHERE %s
 		ORDER BY created_at %s, id %s LIMIT $%d`, transactionColumns, strings.Join(where, " AND "), order, order, len(args)), args...)
 	if err != nil {
 		return nil, err
@@ -99,7 +99,7 @@ func (s *Transactions) PendingForPayer(ctx context.Context, merchantID, phone st
 	if !payment.ValidID(merchantID) {
 		return out, nil
 	}
-	rows, err := s.db.QueryContext(ctx, `SELECT `+transactionColumns+` FROM transactions
+	rows, err := s.db.Reader().QueryContext(ctx, `SELECT `+transactionColumns+` FROM transactions
 		WHERE merchant_id = $1 AND status = 'PENDING' AND phone_number = $2 AND NOT push_in_flight
 		ORDER BY created_at DESC, id DESC LIMIT $3`, merchantID, phone, MaxPendingForPayer)
 	if err != nil {

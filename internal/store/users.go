@@ -70,7 +70,7 @@ func insertUser(ctx context.Context, db *DB, tx *sql.Tx, u *team.User, hash stri
 
 // List returns a merchant's users, oldest first.
 func (s *Users) List(ctx context.Context, merchantID string) ([]team.User, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT `+userColumns+` FROM users WHERE merchant_id = $1 ORDER BY created_at, id`, merchantID)
+	rows, err := s.db.Reader().QueryContext(ctx, `SELECT `+userColumns+` FROM users WHERE merchant_id = $1 ORDER BY created_at, id`, merchantID)
 	if err != nil {
 		return nil, err
 	}
@@ -91,7 +91,7 @@ func (s *Users) User(ctx context.Context, merchantID, id string) (*team.User, er
 	if !payment.ValidID(id) {
 		return nil, team.ErrNotFound
 	}
-	return scanUser(s.db.QueryRowContext(ctx, `SELECT `+userColumns+` FROM users WHERE merchant_id = $1 AND id = $2`, merchantID, id))
+	return scanUser(s.db.Reader().QueryRowContext(ctx, `SELECT `+userColumns+` FROM users WHERE merchant_id = $1 AND id = $2`, merchantID, id))
 }
 
 // ByEmail returns the user with that email in any merchant (a sign-in

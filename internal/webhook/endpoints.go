@@ -178,7 +178,7 @@ func (s *Service) Endpoints(ctx context.Context, merchantID string) ([]Endpoint,
 	if !isUUID(merchantID) {
 		return out, nil
 	}
-	rows, err := s.db.QueryContext(ctx, `SELECT id, merchant_id, url, enabled, created_at, previous_secret_expires_at FROM webhook_endpoints
+	rows, err := s.db.Reader().QueryContext(ctx, `SELECT id, merchant_id, url, enabled, created_at, previous_secret_expires_at FROM webhook_endpoints
 		WHERE merchant_id = $1 AND deleted_at IS NULL ORDER BY created_at, id`, merchantID)
 	if err != nil {
 		return nil, err
