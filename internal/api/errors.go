@@ -9,7 +9,6 @@ import (
 	"net/http"
 
 	"github.com/momopay/momopay/internal/payment"
-	"github.com/momopay/momopay/internal/store"
 )
 
 // Contract error codes (§7) and the ones DESIGN.md §4 adds for limits the
@@ -69,7 +68,7 @@ func writeError(w http.ResponseWriter, r *http.Request, log *slog.Logger, err er
 		return
 	}
 	e, ok := errors.AsType[*payment.Error](err)
-	if !ok && (store.Unavailable(err) || budgetSpent(r, err)) {
+	if !ok && DatabaseOut(r, err) {
 		e, ok = databaseUnavailable(r, log, err), true
 	}
 	if !ok || e.Code == payment.EINTERNAL {

@@ -177,7 +177,7 @@ type KeyAuthenticator interface {
 // limit spares.
 func (s *Server) requireKey(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		r, cancel := withBudget(r)
+		r, cancel := WithBudget(r)
 		defer cancel()
 		if len(r.Header.Values("Authorization")) > 1 {
 			// Which one counts would be a guess, and a proxy may guess

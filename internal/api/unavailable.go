@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/momopay/momopay/internal/payment"
+	"github.com/momopay/momopay/internal/store"
 )
 
 // databaseRetryAfter is the retry_after of a request refused because the
@@ -25,8 +26,9 @@ const databaseRetryAfter = 2 * time.Second
 // included, first waits out the busy timeout.
 const requestBudget = 25 * time.Second
 
-// withBudget gives r's context the request budget.
-func withBudget(r *http.Request) (*http.Request, context.CancelFunc) {
+// WithBudget gives r's context the request budget; the dashboard's pages
+// take it too.
+func WithBudget(r *http.Request) (*http.Request, context.CancelFunc) {
 	ctx, cancel := context.WithTimeout(r.Context(), requestBudget)
 	return r.WithContext(ctx), cancel
 }
@@ -44,14 +46,27 @@ func budgetSpent(r *http.Request, err error) bool {
 // transaction or did not, and a retry with the same reference says which
 // (201, or 409 naming the transaction).
 func databaseUnavailable(r *http.Request, log *slog.Logger, err error) *payment.Error {
-	if n, ok := outageLog.due(time.Now()); ok {
-		log.Warn("database unavailable; answered 503", "request_id", requestID(r.Context()), "method", r.Method, "path", r.URL.Path,
-			"err", err, "also_answered_503_since_last_line", n)
-	}
+	NoteDatabaseOut(r, log, err)
 	return &payment.Error{
 		Code:       payment.EUNAVAILABLE,
 		Message:    "the service is temporarily unavailable; retry after retry_after seconds (with the same reference for a payment)",
 		RetryAfter: databaseRetryAfter,
+	}
+}
+
+// DatabaseOut reports whether err means that the database was out of reach
+// for r: store.Unavailable, or r's budget spent waiting for it. Such a
+// request may succeed when sent again, and is answered 503, not 500.
+func DatabaseOut(r *http.Request, err error) bool {
+	return store.Unavailable(err) || budgetSpent(r, err)
+}
+
+// NoteDatabaseOut logs a request answered 503 for the database, at warn
+// and at most once a second for the API and the dashboard together.
+func NoteDatabaseOut(r *http.Request, log *slog.Logger, err error) {
+	if n, ok := outageLog.due(time.Now()); ok {
+		log.Warn("database unavailable; answered 503", "request_id", requestID(r.Context()), "method", r.Method, "path", r.URL.Path,
+			"err", err, "also_answered_503_since_last_line", n)
 	}
 }
 

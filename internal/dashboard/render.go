@@ -13,6 +13,7 @@ import (
 	"net/url"
 	"strings"
 
+	"github.com/momopay/momopay/internal/api"
 	"github.com/momopay/momopay/internal/payment"
 	"github.com/momopay/momopay/internal/team"
 )
@@ -166,15 +167,30 @@ type messagePage struct {
 	Body    string
 }
 
-// fail answers an error: a domain "not found" is the 404 page, anything
-// unexpected is logged with the request id and shown as that id only.
+// fail answers an error: a domain "not found" is the 404 page; a database
+// out of reach (api.DatabaseOut: SQLite's write lock held elsewhere,
+// PostgreSQL restarting, the request's budget spent waiting) is a 503
+// page asking to try again shortly, logged as the API logs its 503s;
+// anything else is logged with the request id and shown as that id only.
 func (d *Dashboard) fail(w http.ResponseWriter, r *http.Request, err error) {
 	if e, ok := errors.AsType[*payment.Error](err); ok && e.Code == payment.ENOTFOUND {
 		d.notFound(w, r)
 		return
 	}
+	if api.DatabaseOut(r, err) {
+		api.NoteDatabaseOut(r, d.log, err)
+		w.Header().Set("Retry-After", "2")
+		d.errorPage(w, r, http.StatusServiceUnavailable, "unavailable.title", "unavailable.body")
+		return
+	}
 	d.log.Error("internal error", "request_id", w.Header().Get("X-Request-Id"), "method", r.Method, "path", r.URL.Path, "err", err)
-	p := &messagePage{layout: layout{Title: "error.title"}, Heading: "error.title", Body: "error.body"}
+	d.errorPage(w, r, http.StatusInternalServerError, "error.title", "error.body")
+}
+
+// errorPage writes a message page without what render needs of the
+// request (a session, the page's data), which may be what just failed.
+func (d *Dashboard) errorPage(w http.ResponseWriter, r *http.Request, status int, title, body string) {
+	p := &messagePage{layout: layout{Title: title}, Heading: title, Body: body}
 	if name := "message"; d.pages.pages[name] != nil {
 		var buf bytes.Buffer
 		p.Lang = pageLanguage(r)
@@ -182,12 +198,12 @@ func (d *Dashboard) fail(w http.ResponseWriter, r *http.Request, err error) {
 		if d.pages.pages[name].ExecuteTemplate(&buf, "layout.html", p) == nil {
 			w.Header().Set("Content-Type", "text/html; charset=utf-8")
 			w.Header().Set("Cache-Control", "no-store")
-			w.WriteHeader(http.StatusInternalServerError)
+			w.WriteHeader(status)
 			w.Write(buf.Bytes())
 			return
 		}
 	}
-	http.Error(w, "internal error, request id "+w.Header().Get("X-Request-Id"), http.StatusInternalServerError)
+	http.Error(w, http.StatusText(status)+", request id "+w.Header().Get("X-Request-Id"), status)
 }
 
 // notFound is the 404 page, the answer for another merchant's ids too.

@@ -116,7 +116,7 @@ func New(cfg Config) (*Dashboard, error) {
 func (d *Dashboard) Register(mux *http.ServeMux) {
 	var paths []string
 	methods := map[string][]string{}
-	handle := func(pattern string, h http.Handler) {
+	register := func(pattern string, h http.Handler) {
 		method, path, _ := strings.Cut(pattern, " ")
 		if methods[path] == nil {
 			paths = append(paths, path)
@@ -124,6 +124,12 @@ func (d *Dashboard) Register(mux *http.ServeMux) {
 		methods[path] = append(methods[path], method)
 		mux.Handle(pattern, d.secure(h))
 	}
+	// handle registers a page, within the API's budget for the database
+	// (api.WithBudget): one that waited that long is answered 503 before
+	// the server's write timeout cuts its connection. stream registers a
+	// download that may run longer, extending its own write deadline.
+	handle := func(pattern string, h http.Handler) { register(pattern, budgeted(h)) }
+	stream := register
 
 	handle("GET /static/{file}", d.assets.handler())
 	handle("GET /login", d.handleLoginPage())
@@ -138,7 +144,7 @@ func (d *Dashboard) Register(mux *http.ServeMux) {
 	handle("POST /keys/{id}/revoke", d.need(team.ManageKeys, d.handleKeyRevoke()))
 
 	handle("GET /transactions", d.need(team.Read, d.handleTransactions()))
-	handle("GET /transactions/export.csv", d.need(team.Read, d.handleExport()))
+	stream("GET /transactions/export.csv", d.need(team.Read, d.handleExport()))
 	handle("GET /transactions/{id}", d.need(team.Read, d.handleTransaction()))
 
 	handle("GET /webhooks", d.need(team.Read, d.handleWebhooks()))
@@ -186,6 +192,15 @@ func (d *Dashboard) Register(mux *http.ServeMux) {
 			}
 		}
 	}
+}
+
+// budgeted gives each request to h the API's budget for the database.
+func budgeted(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		r, cancel := api.WithBudget(r)
+		defer cancel()
+		h.ServeHTTP(w, r)
+	})
 }
 
 // refusedMethods are the methods a dashboard path not taking them answers

@@ -57,6 +57,9 @@ const (
 	IdleTimeout      = 30 * time.Minute
 	AbsoluteLifetime = 12 * time.Hour
 	renewEvery       = time.Minute
+	// touchWait bounds a renewal's write: past it the page is shown
+	// without one, rather than wait out a database that cannot write.
+	touchWait = 2 * time.Second
 )
 
 // SessionCookie is the cookie that carries the session token.
@@ -182,11 +185,22 @@ func (d *Dashboard) current(w http.ResponseWriter, r *http.Request) (*session, e
 	// Renew while in use; at once when the role changed, so the token's
 	// claims say what the server enforces (from the row, not the token).
 	if now.Sub(c.IssuedAt.Time) >= renewEvery || c.Role != u.Role {
-		if err := d.sessions.Touch(r.Context(), row.JTI, now); err != nil {
+		touch, cancel := context.WithTimeout(r.Context(), touchWait)
+		err := d.sessions.Touch(touch, row.JTI, now)
+		cancel()
+		switch {
+		case err != nil && c.Role == u.Role && (api.DatabaseOut(r, err) || r.Context().Err() == nil && touch.Err() != nil):
+			// Bookkeeping, not a condition of the page: a database that
+			// cannot take the write just now (SQLite's write lock held
+			// elsewhere; reads get past it) leaves the session as it was,
+			// and the next request renews it. A changed role must reach
+			// the token first.
+		case err != nil:
 			return nil, err
-		}
-		if err := d.issue(w, row, u, now); err != nil {
-			return nil, err
+		default:
+			if err := d.issue(w, row, u, now); err != nil {
+				return nil, err
+			}
 		}
 	}
 	return &session{JTI: row.JTI, MerchantID: row.MerchantID, MerchantName: row.MerchantName, User: *u,

@@ -205,6 +205,11 @@ func (s *APIKeys) Revoke(ctx context.Context, merchantID, keyID string, now time
 // so authentication stays a read on the hot path.
 const lastUsedGranularity = time.Minute
 
+// lastUsedWait bounds the wait for a last_used_at write, which a database
+// that cannot write just now (SQLite's write lock held elsewhere) would
+// otherwise make every request of the key wait out.
+const lastUsedWait = 2 * time.Second
+
 // Authenticate returns the merchant id owning a live key, or "" for a
 // missing, unknown or revoked key.
 func (s *APIKeys) Authenticate(ctx context.Context, key string, now time.Time) (string, error) {
@@ -241,10 +246,14 @@ func (s *APIKeys) Identify(ctx context.Context, key string, now time.Time) (keyI
 		// cannot take the write just now (SQLite's write lock held by
 		// another process, which reads get past) leaves last_used_at as
 		// it was, and the next request writes it. Before, the request
-		// failed with 503 for it, a read included.
-		if _, err := s.db.ExecContext(ctx, `UPDATE api_keys SET last_used_at = $1 WHERE id = $2`, s.db.Time(now), k.id); err == nil {
+		// failed with 503 for it, a read included. The write waits
+		// lastUsedWait at most: a request is not held for bookkeeping.
+		write, cancel := context.WithTimeout(ctx, lastUsedWait)
+		_, err := s.db.ExecContext(write, `UPDATE api_keys SET last_used_at = $1 WHERE id = $2`, s.db.Time(now), k.id)
+		cancel()
+		if err == nil {
 			s.cache.usedAt(hash, now)
-		} else if !Unavailable(err) && ctx.Err() == nil {
+		} else if !Unavailable(err) && write.Err() == nil {
 			return "", "", err
 		}
 	}
