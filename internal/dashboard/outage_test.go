@@ -20,7 +20,8 @@ import (
 // due for renewal (a write, left for the next request). Once the lock is
 // let go, the same change goes through and the session is renewed.
 // Before, the change got the 500 "internal error" page, logged as an
-// error, or no answer at all, and so did any page due to renew.
+// error, or no answer at all, and so did any page due to renew. A JSON
+// caller gets the error envelope.
 func TestDatabaseOutOfReach(t *testing.T) {
 	t.Parallel()
 	clock := testserver.NewClock(time.Date(2026, 3, 1, 8, 0, 0, 0, time.UTC))
@@ -52,6 +53,11 @@ func TestDatabaseOutOfReach(t *testing.T) {
 		t.Errorf("signing in while the database is locked, in French: %d\n%s", r.status, r.body)
 	}
 	clock.Advance(2 * time.Minute) // the session is due for renewal
+	script := b.browser()
+	if r := script.postJSON("/auth/login", `{"email":"`+b.owner.Email+`","password":"`+password+`"}`); r.status != http.StatusServiceUnavailable ||
+		r.errorCode() != "GATEWAY_UNAVAILABLE" || r.header.Get("Retry-After") != "2" {
+		t.Errorf("a JSON sign-in while the database is locked: %d %s", r.status, r.body)
+	}
 	if r := br.get("/transactions"); r.status != http.StatusOK || r.cookie != nil {
 		t.Errorf("a page that only reads, while the database is locked: %d, cookie %v", r.status, r.cookie)
 	}

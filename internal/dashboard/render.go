@@ -180,10 +180,19 @@ func (d *Dashboard) fail(w http.ResponseWriter, r *http.Request, err error) {
 	if api.DatabaseOut(r, err) {
 		api.NoteDatabaseOut(r, d.log, err)
 		w.Header().Set("Retry-After", "2")
+		if wantsJSON(r) {
+			writeJSON(w, http.StatusServiceUnavailable, map[string]any{"error": map[string]any{"code": "GATEWAY_UNAVAILABLE",
+				"message": "the service is temporarily unavailable; retry after retry_after seconds", "status": http.StatusServiceUnavailable, "retry_after": 2}})
+			return
+		}
 		d.errorPage(w, r, http.StatusServiceUnavailable, "unavailable.title", "unavailable.body")
 		return
 	}
 	d.log.Error("internal error", "request_id", w.Header().Get("X-Request-Id"), "method", r.Method, "path", r.URL.Path, "err", err)
+	if wantsJSON(r) {
+		writeProblem(w, http.StatusInternalServerError, "INTERNAL_ERROR", "internal error, request id "+w.Header().Get("X-Request-Id"))
+		return
+	}
 	d.errorPage(w, r, http.StatusInternalServerError, "error.title", "error.body")
 }
 

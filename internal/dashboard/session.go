@@ -494,7 +494,7 @@ func (d *Dashboard) handleLogout() http.Handler {
 				Action: team.ActionSignOut, Target: s.User.Email, Address: s.Address, At: d.now()})
 		}
 		clearSessionCookie(w)
-		if mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); mt == "application/json" || strings.Contains(r.Header.Get("Accept"), "application/json") {
+		if wantsJSON(r) {
 			writeJSON(w, http.StatusOK, map[string]string{"status": "signed_out"})
 			return
 		}
@@ -540,6 +540,14 @@ func writeInvalid(w http.ResponseWriter, message, field, problem string) {
 }
 
 // writeProblem answers in the contract's error envelope, as /v1 does.
+// wantsJSON reports a caller of the dashboard's JSON forms (a script
+// signing in with a JSON body, or asking for JSON), which is answered in
+// the error envelope rather than with a page.
+func wantsJSON(r *http.Request) bool {
+	mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	return mt == "application/json" || strings.Contains(r.Header.Get("Accept"), "application/json")
+}
+
 func writeProblem(w http.ResponseWriter, status int, code, message string) {
 	writeJSON(w, status, map[string]any{"error": map[string]any{"code": code, "message": message, "status": status}})
 }
