@@ -485,3 +485,40 @@ func holdWriteLock(t *testing.T, dbURL string) *sql.Conn {
 	}
 	return lock
 }
+
+// TestSQLiteDiskFull: when SQLite cannot grow its file (a full disk; here
+// its page limit, which fails writes with the same SQLITE_FULL), a create
+// is answered with the contract's 503 and retry_after, not 500, and once
+// there is room the same reference is created: nothing was half-written.
+func TestSQLiteDiskFull(t *testing.T) {
+	t.Parallel()
+	srv := testserver.Start(t, testserver.Options{DB: "sqlite"})
+	// The writer is one connection: the limit applies to every write.
+	var pages int
+	if err := srv.App.DB.QueryRowContext(t.Context(), "PRAGMA page_count").Scan(&pages); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := srv.App.DB.ExecContext(t.Context(), fmt.Sprintf("PRAGMA max_page_count = %d", pages)); err != nil {
+		t.Fatal(err)
+	}
+	var created int
+	for i := range 50 {
+		a, err := createOutagePayment(srv, fmt.Sprintf("full-%d", i), sandbox.PhoneSuccess)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if a.status == http.StatusCreated {
+			created++ // room left in the file's last pages
+			continue
+		}
+		checkUnavailable(t, "create on a full disk", a)
+		if _, err := srv.App.DB.ExecContext(t.Context(), "PRAGMA max_page_count = 1073741823"); err != nil {
+			t.Fatal(err)
+		}
+		if a, err := createOutagePayment(srv, fmt.Sprintf("full-%d", i), sandbox.PhoneSuccess); err != nil || a.status != http.StatusCreated {
+			t.Fatalf("the same reference once there is room: %+v %v", a, err)
+		}
+		return
+	}
+	t.Fatalf("%d creates, none refused: the page limit did not bite", created)
+}

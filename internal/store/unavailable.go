@@ -39,7 +39,8 @@ func Unavailable(err error) bool {
 	}
 	if sqlErr, ok := errors.AsType[*sqlite.Error](err); ok {
 		switch sqlErr.Code() & 0xff {
-		case sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED:
+		case sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED,
+			sqlite3.SQLITE_FULL: // the disk: writes succeed once space is made, and nothing was half-written
 			return true
 		}
 		return false
@@ -72,6 +73,8 @@ func unavailableSQLState(code string) bool {
 		"57P02", // crash_shutdown
 		"57P03", // cannot_connect_now: starting up or in recovery
 		"53300", // too_many_connections
+		"53100", // disk_full: no write can succeed until space is made
+		"53200", // out_of_memory
 		"40001", // serialization_failure
 		"40P01": // deadlock_detected
 		return true
