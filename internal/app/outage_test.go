@@ -522,3 +522,31 @@ func TestSQLiteDiskFull(t *testing.T) {
 	}
 	t.Fatalf("%d creates, none refused: the page limit did not bite", created)
 }
+
+// TestSQLiteReadsWhileLocked: while another process holds SQLite's write
+// lock, reads keep answering: the API key's last_used_at write (due, a
+// minute after the last) gives up after 2 s and is not tried again by
+// the key for a minute. Before, each read waited out the busy timeout
+// for that write (and up to the 25 s budget queued behind the job
+// workers), and a burst of reads held that long met the rate limit.
+func TestSQLiteReadsWhileLocked(t *testing.T) {
+	t.Parallel()
+	clock := testserver.NewClock(time.Date(2026, 3, 1, 8, 0, 0, 0, time.UTC))
+	srv := testserver.Start(t, testserver.Options{DB: "sqlite", Now: clock.Now})
+	if a, err := callAPI(srv, http.MethodGet, "/v1/transactions", nil); err != nil || a.status != http.StatusOK {
+		t.Fatalf("list: %+v %v", a, err)
+	}
+	lock := holdWriteLock(t, srv.DatabaseURL)
+	defer lock.ExecContext(t.Context(), "ROLLBACK")
+	clock.Advance(2 * time.Minute) // last_used_at due again
+	start := time.Now()
+	for range 10 {
+		if a, err := callAPI(srv, http.MethodGet, "/v1/transactions", nil); err != nil || a.status != http.StatusOK {
+			t.Fatalf("a list while the write lock is held: %+v %v", a, err)
+		}
+	}
+	// One of them waits the 2 s; ten waiting it would take 20 s.
+	if took := time.Since(start); took > 10*time.Second {
+		t.Errorf("10 lists while the write lock is held took %v: each waited for last_used_at", took)
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/google/uuid"
@@ -41,6 +42,10 @@ type APIKeys struct {
 	// cache spares the database a lookup per request on PostgreSQL while
 	// RunRevocationListener runs (keycache.go).
 	cache *keyCache
+	// failedAt holds, per key id, when its last_used_at write last failed
+	// (the database could not write): the next try waits a minute, on
+	// SQLite too, where the cache is off and last_used_at is read afresh.
+	failedAt sync.Map
 }
 
 // NewAPIKeys returns the API key store.
@@ -241,21 +246,35 @@ func (s *APIKeys) Identify(ctx context.Context, key string, now time.Time) (keyI
 		k.lastUsed = used.Time
 		s.cache.store(hash, k, epoch)
 	}
-	if now.Sub(k.lastUsed) >= lastUsedGranularity {
+	if now.Sub(k.lastUsed) >= lastUsedGranularity && s.writeDue(k.id, now) {
 		// Bookkeeping, not a condition of the request: a database that
 		// cannot take the write just now (SQLite's write lock held by
 		// another process, which reads get past) leaves last_used_at as
-		// it was, and the next request writes it. Before, the request
+		// it was, and a request a minute later writes it. Before, the request
 		// failed with 503 for it, a read included. The write waits
 		// lastUsedWait at most: a request is not held for bookkeeping.
 		write, cancel := context.WithTimeout(ctx, lastUsedWait)
 		_, err := s.db.ExecContext(write, `UPDATE api_keys SET last_used_at = $1 WHERE id = $2`, s.db.Time(now), k.id)
 		cancel()
-		if err == nil {
+		switch {
+		case err == nil:
 			s.cache.usedAt(hash, now)
-		} else if !Unavailable(err) && write.Err() == nil {
+			s.failedAt.Delete(k.id)
+		case Unavailable(err) || write.Err() != nil:
+			// The next try is a minute away: while the database cannot
+			// write, one request a minute per key waits lastUsedWait,
+			// not every one.
+			s.failedAt.Store(k.id, now)
+		default:
 			return "", "", err
 		}
 	}
 	return k.id, k.merchantID, nil
+}
+
+// writeDue says whether key id's last_used_at write may be tried at now:
+// not within a minute of a failed one.
+func (s *APIKeys) writeDue(id string, now time.Time) bool {
+	at, failed := s.failedAt.Load(id)
+	return !failed || now.Sub(at.(time.Time)) >= lastUsedGranularity
 }
