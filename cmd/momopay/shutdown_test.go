@@ -1,7 +1,10 @@
 package main_test
 
 import (
+	"net"
+	"net/url"
 	"os/exec"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -61,3 +64,112 @@ func webhookCreate(t *testing.T, dbURL, merchant, url string) {
 		t.Fatalf("webhook create: %v %s", err, out)
 	}
 }
+
+// TestStopsWhileDatabaseHangs: PostgreSQL stops answering (its process
+// stopped, or its host gone without a reset), then serve gets SIGTERM: it
+// ends within its grace and the 5 s it gives the database connections to
+// close, rather than wait on them for ever. A proxy between the two
+// freezes: it keeps every connection open and passes nothing more.
+func TestStopsWhileDatabaseHangs(t *testing.T) {
+	t.Parallel()
+	dbURL, err := url.Parse(testdb.URL(t, "postgres"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy := newFreezingProxy(t, dbURL.Host)
+	dbURL.Host = proxy.addr
+	p := serve(t, dbURL.String(), "--shutdown-grace", "2s")
+	call(t, "GET", p.url+"/v1/transactions", "no-key", "") // the server answers
+	proxy.freeze()
+	time.Sleep(time.Second)
+	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- p.cmd.Wait() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("exit after SIGTERM with the database hanging: %v\n%s", err, p.stderr)
+		}
+	case <-time.After(40 * time.Second):
+		t.Fatalf("still running 40 s after SIGTERM with the database hanging:\n%s", p.stderr)
+	}
+}
+
+// freezingProxy forwards TCP connections to target until freeze; from then
+// on it keeps them open and silent, as a stopped server does.
+type freezingProxy struct {
+	addr   string
+	frozen chan struct{}
+	once   sync.Once
+}
+
+func newFreezingProxy(t *testing.T, target string) *freezingProxy {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &freezingProxy{addr: ln.Addr().String(), frozen: make(chan struct{})}
+	var conns []net.Conn
+	var mu sync.Mutex
+	t.Cleanup(func() {
+		ln.Close()
+		mu.Lock()
+		defer mu.Unlock()
+		for _, c := range conns {
+			c.Close()
+		}
+	})
+	go func() {
+		for {
+			client, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			conns = append(conns, client)
+			mu.Unlock()
+			select {
+			case <-p.frozen:
+				continue // accepted, never answered
+			default:
+			}
+			server, err := net.Dial("tcp", target)
+			if err != nil {
+				client.Close()
+				continue
+			}
+			mu.Lock()
+			conns = append(conns, server)
+			mu.Unlock()
+			go p.pipe(server, client)
+			go p.pipe(client, server)
+		}
+	}()
+	return p
+}
+
+// pipe copies from src to dst until the proxy freezes.
+func (p *freezingProxy) pipe(dst, src net.Conn) {
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := src.Read(buf)
+		select {
+		case <-p.frozen:
+			return // what arrives now is dropped, and nothing is closed
+		default:
+		}
+		if n > 0 {
+			if _, err := dst.Write(buf[:n]); err != nil {
+				return
+			}
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+func (p *freezingProxy) freeze() { p.once.Do(func() { close(p.frozen) }) }

@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/netip"
 	"os"
@@ -85,7 +86,7 @@ func (c *cli) serve(ctx context.Context, args []string) error {
 		closeListener(adminLn)
 		return err
 	}
-	defer a.Close()
+	defer closeWithin(a, logger, closeWait)
 	defer a.startAdmin(ctx, adminLn, logger)()
 	if warning := looseFileMode(*db); warning != "" {
 		logger.Warn(warning)
@@ -188,4 +189,25 @@ func looseFileMode(dbURL string) string {
 		return ""
 	}
 	return fmt.Sprintf("the database file %s has mode %v: others on this machine can read its webhook secrets; run: chmod 600 %s*", path, st.Mode().Perm(), shellQuote(path))
+}
+
+// closeWait bounds the release of the database and Redis once serve has
+// stopped: closing a pool waits for its connections, and a connection to
+// a PostgreSQL that hangs (stopped, or its host unreachable without a
+// reset) never finishes. The process ends anyway past it; the kernel
+// closes its sockets, and nothing is left to write.
+const closeWait = 5 * time.Second
+
+// closeWithin closes a, giving up after wait with a warning.
+func closeWithin(a *App, log *slog.Logger, wait time.Duration) {
+	done := make(chan struct{})
+	go func() {
+		a.Close()
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-time.After(wait):
+		log.Warn("the database connections did not close in time (the database does not answer); exiting without them", "waited", wait.String())
+	}
 }
