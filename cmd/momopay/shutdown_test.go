@@ -1,9 +1,15 @@
 package main_test
 
 import (
+	"database/sql"
+	"encoding/json"
+	"fmt"
 	"net"
+	"net/http"
 	"net/url"
 	"os/exec"
+	"path/filepath"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -173,3 +179,63 @@ func (p *freezingProxy) pipe(dst, src net.Conn) {
 }
 
 func (p *freezingProxy) freeze() { p.once.Do(func() { close(p.frozen) }) }
+
+// TestStopAnswersWaitingRequests: SIGTERM while another process holds the
+// SQLite write lock and creates wait for it: each accepted create is
+// answered, 503 with retry_after (nothing written), before the grace ends,
+// and serve exits 0. Before, they waited out their 25 s budget past the
+// grace and were cut off with no answer.
+func TestStopAnswersWaitingRequests(t *testing.T) {
+	t.Parallel()
+	db := filepath.Join(t.TempDir(), "stop.db")
+	p := serve(t, db, "--shutdown-grace", "8s")
+	m := apiKeyLine.FindStringSubmatch(p.stdout.String())
+	if m == nil {
+		t.Fatalf("no API key printed on first start: %s", p.stdout)
+	}
+	other, err := sql.Open("sqlite", "file:"+db+"?_pragma=busy_timeout(10000)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	lock, err := other.Conn(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lock.Close()
+	if _, err := lock.ExecContext(t.Context(), "BEGIN IMMEDIATE"); err != nil {
+		t.Fatal(err)
+	}
+	defer lock.ExecContext(t.Context(), "ROLLBACK")
+
+	answers := make([]map[string]any, 3)
+	var wg sync.WaitGroup
+	for i := range answers {
+		wg.Go(func() {
+			req, _ := http.NewRequest("POST", p.url+"/v1/transactions", strings.NewReader(fmt.Sprintf(
+				`{"reference":"stop-%d","amount":1500,"currency":"XAF","operator":"AIRTEL","phone_number":"+23560000001"}`, i)))
+			req.Header.Set("Authorization", "Bearer "+m[1])
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Errorf("create %d waiting at SIGTERM: no answer: %v", i, err)
+				return
+			}
+			defer resp.Body.Close()
+			json.NewDecoder(resp.Body).Decode(&answers[i])
+		})
+	}
+	time.Sleep(time.Second) // accepted, and waiting for the writer
+	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	wg.Wait()
+	for i, a := range answers {
+		e, _ := a["error"].(map[string]any)
+		if e["code"] != "GATEWAY_UNAVAILABLE" || e["retry_after"] == nil {
+			t.Errorf("create %d waiting at SIGTERM: %v", i, a)
+		}
+	}
+	if err := p.cmd.Wait(); err != nil {
+		t.Errorf("exit: %v\n%s", err, p.stderr)
+	}
+}

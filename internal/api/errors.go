@@ -95,7 +95,8 @@ const statusClientClosedRequest = 499
 // clientGone tells whether err comes from the client closing the request
 // (its context cancelled, not our time budget spent).
 func clientGone(r *http.Request, err error) bool {
-	return errors.Is(err, context.Canceled) && errors.Is(r.Context().Err(), context.Canceled)
+	return errors.Is(err, context.Canceled) && errors.Is(r.Context().Err(), context.Canceled) &&
+		!errors.Is(context.Cause(r.Context()), ErrStopping)
 }
 
 // writeProblem answers an HTTP-level problem (limits, routing) that has no

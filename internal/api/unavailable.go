@@ -33,9 +33,18 @@ func WithBudget(r *http.Request) (*http.Request, context.CancelFunc) {
 	return r.WithContext(ctx), cancel
 }
 
-// budgetSpent reports whether err is r's own budget running out; a client
-// that hangs up cancels the context instead.
+// ErrStopping is the cause with which a stopping server ends the requests
+// still waiting shortly before its grace ends: each is answered 503 (the
+// database out of reach, as far as it is concerned) rather than cut off.
+var ErrStopping = errors.New("the server is stopping")
+
+// budgetSpent reports whether err is r's own budget running out, or r
+// ended by a stopping server; a client that hangs up cancels the context
+// instead.
 func budgetSpent(r *http.Request, err error) bool {
+	if errors.Is(context.Cause(r.Context()), ErrStopping) {
+		return errors.Is(err, context.Canceled) || errors.Is(err, ErrStopping)
+	}
 	return errors.Is(err, context.DeadlineExceeded) && errors.Is(r.Context().Err(), context.DeadlineExceeded)
 }
 

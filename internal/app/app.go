@@ -330,8 +330,13 @@ func (a *App) Serve(ctx context.Context, ln net.Listener) error {
 	go a.APIKeys.RunRevocationListener(ctx, a.cfg.Logger)
 	a.callbackBase.Store("http://" + ln.Addr().String() + "/callbacks/")
 	defer a.callbackBase.Store("")
+	// Requests' contexts come from requests, which drain ends before the
+	// grace does (api.ErrStopping), so that each is answered.
+	requests, endRequests := context.WithCancelCause(context.Background())
+	defer endRequests(nil)
 	srv := &http.Server{
 		Handler:           a.Handler,
+		BaseContext:       func(net.Listener) context.Context { return requests },
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       30 * time.Second,
 		// Above the API's 25 s budget for the database plus the 5 s SQLite
@@ -351,7 +356,7 @@ func (a *App) Serve(ctx context.Context, ln net.Listener) error {
 	case err = <-errc:
 	}
 	a.jobsRunning.Store(false) // /readyz: this instance is going away
-	a.drain(srv, stopSweep)
+	a.drain(srv, stopSweep, endRequests)
 	if errors.Is(err, http.ErrServerClosed) {
 		err = nil
 	}

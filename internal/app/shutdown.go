@@ -5,6 +5,8 @@ import (
 	"net/http"
 	"sync"
 	"time"
+
+	"github.com/momopay/momopay/internal/api"
 )
 
 // DefaultShutdownGrace is how long a stopping serve lets the requests it
@@ -23,12 +25,21 @@ const DefaultShutdownGrace = 25 * time.Second
 // interrupted and gives its delivery back at once, within its own bound.)
 const handBackTimeout = 5 * time.Second
 
+// answerMargin is how long before the end of the grace the requests still
+// waiting (for a database that cannot write, say) are told to give up:
+// enough for one in SQLite's 5 s busy wait to end and answer 503, so that
+// none is cut off without an answer.
+const answerMargin = 6 * time.Second
+
 // drain stops serving once Serve's context has ended: the listener closes
 // at once (a new connection is refused, for a load balancer to try another
 // instance), while the requests already accepted are answered and the
-// running jobs finish, both within the grace. Then requests still running
-// are cut off and jobs still running are cancelled and handed back.
-func (a *App) drain(srv *http.Server, stopSweep func()) {
+// running jobs finish, both within the grace. Requests still waiting
+// answerMargin before its end are ended (endRequests, with
+// api.ErrStopping: a 503 with retry_after, nothing written); what runs
+// past the grace is cut off, and jobs still running are cancelled and
+// handed back.
+func (a *App) drain(srv *http.Server, stopSweep func(), endRequests context.CancelCauseFunc) {
 	grace := a.cfg.ShutdownGrace
 	if grace == 0 {
 		grace = DefaultShutdownGrace
@@ -38,6 +49,8 @@ func (a *App) drain(srv *http.Server, stopSweep func()) {
 	log.Info("stopping: refusing new connections, finishing accepted requests and running jobs", "grace", grace.String())
 	ctx, cancel := context.WithTimeout(context.Background(), grace)
 	defer cancel()
+	end := time.AfterFunc(max(grace-answerMargin, grace/2), func() { endRequests(api.ErrStopping) })
+	defer end.Stop()
 	var wg sync.WaitGroup
 	wg.Go(func() {
 		if err := srv.Shutdown(ctx); err != nil {
