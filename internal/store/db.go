@@ -503,21 +503,44 @@ func (db *DB) InTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
 		db.txConns.Store(tx, conn)
 		defer db.txConns.Delete(tx)
 	} else {
-		// The one writer: waited for no longer than connWait says.
-		conn, err := db.Conn(connWait(ctx))
-		if err != nil {
+		var conn *sql.Conn
+		if conn, tx, err = db.beginWriter(ctx); err != nil {
 			return err
 		}
 		defer conn.Close()
-		if tx, err = conn.BeginTx(ctx, nil); err != nil {
-			return err
-		}
 	}
 	if err := fn(tx); err != nil {
 		tx.Rollback()
 		return err
 	}
 	return tx.Commit()
+}
+
+// beginWriter takes SQLite's one writer connection, waiting for it no
+// longer than connWait says, and begins a transaction on it (IMMEDIATE:
+// it takes the write lock). A BEGIN refused after the busy timeout (the
+// write lock held by another process) wrote nothing, so it is tried again
+// while the wait's deadline allows, the writer given back between tries
+// for the others queued; so a lock held for less than a request's budget
+// is waited out, whatever it overlaps. A wait without a deadline (a
+// command) tries once.
+func (db *DB) beginWriter(ctx context.Context) (*sql.Conn, *sql.Tx, error) {
+	wait := connWait(ctx)
+	_, bounded := wait.Deadline()
+	for {
+		conn, err := db.Conn(wait)
+		if err != nil {
+			return nil, nil, err
+		}
+		tx, err := conn.BeginTx(ctx, nil)
+		if err == nil {
+			return conn, tx, nil
+		}
+		conn.Close()
+		if !bounded || !sqliteBusy(err) || wait.Err() != nil {
+			return nil, nil, err
+		}
+	}
 }
 
 // beginOnConn takes a connection and begins a transaction on it. One found

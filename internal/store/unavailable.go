@@ -81,3 +81,10 @@ func unavailableSQLState(code string) bool {
 	}
 	return strings.HasPrefix(code, "08") // connection_exception
 }
+
+// sqliteBusy reports SQLite's answer when another connection holds the
+// write lock past the busy timeout.
+func sqliteBusy(err error) bool {
+	e, ok := errors.AsType[*sqlite.Error](err)
+	return ok && e.Code()&0xff == sqlite3.SQLITE_BUSY
+}
