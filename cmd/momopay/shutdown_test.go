@@ -1,7 +1,6 @@
 package main_test
 
 import (
-	"database/sql"
 	"encoding/json"
 	"fmt"
 	"net"
@@ -193,19 +192,7 @@ func TestStopAnswersWaitingRequests(t *testing.T) {
 	if m == nil {
 		t.Fatalf("no API key printed on first start: %s", p.stdout)
 	}
-	other, err := sql.Open("sqlite", "file:"+db+"?_pragma=busy_timeout(10000)")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer other.Close()
-	lock, err := other.Conn(t.Context())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer lock.Close()
-	if _, err := lock.ExecContext(t.Context(), "BEGIN IMMEDIATE"); err != nil {
-		t.Fatal(err)
-	}
+	lock := testdb.HoldSQLiteWriteLock(t, db)
 	defer lock.ExecContext(t.Context(), "ROLLBACK")
 
 	answers := make([]map[string]any, 3)

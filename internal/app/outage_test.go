@@ -10,7 +10,6 @@ import (
 	"net"
 	"net/http"
 	"net/url"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -463,27 +462,10 @@ func TestSQLiteShortLockWaitedOut(t *testing.T) {
 	}
 }
 
-// holdWriteLock takes SQLite's write lock on dbURL from another
-// connection, as another process would, and keeps it until the test
-// rolls back on the returned connection. It waits for the lock if the
-// server's background work holds it just then (a busy_timeout of 0 made
-// the tests fail now and then).
+// holdWriteLock takes SQLite's write lock on dbURL as another process
+// would (testdb.HoldSQLiteWriteLock).
 func holdWriteLock(t *testing.T, dbURL string) *sql.Conn {
-	t.Helper()
-	other, err := sql.Open("sqlite", "file:"+strings.TrimPrefix(dbURL, "sqlite:")+"?_pragma=busy_timeout(10000)")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { other.Close() })
-	lock, err := other.Conn(t.Context())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { lock.Close() })
-	if _, err := lock.ExecContext(t.Context(), "BEGIN IMMEDIATE"); err != nil {
-		t.Fatal(err)
-	}
-	return lock
+	return testdb.HoldSQLiteWriteLock(t, dbURL)
 }
 
 // TestSQLiteDiskFull: when SQLite cannot grow its file (a full disk; here

@@ -1,7 +1,6 @@
 package dashboard_test
 
 import (
-	"database/sql"
 	"net/http"
 	"net/url"
 	"strings"
@@ -9,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/momopay/momopay/internal/testdb"
 	"github.com/momopay/momopay/internal/testserver"
 )
 
@@ -27,19 +27,7 @@ func TestDatabaseOutOfReach(t *testing.T) {
 	clock := testserver.NewClock(time.Date(2026, 3, 1, 8, 0, 0, 0, time.UTC))
 	b := setup(t, testserver.Options{DB: "sqlite", Now: clock.Now})
 	br := b.login(b.owner.Email)
-	other, err := sql.Open("sqlite", "file:"+strings.TrimPrefix(b.s.DatabaseURL, "sqlite:")+"?_pragma=busy_timeout(10000)")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer other.Close()
-	lock, err := other.Conn(t.Context())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer lock.Close()
-	if _, err := lock.ExecContext(t.Context(), "BEGIN IMMEDIATE"); err != nil {
-		t.Fatal(err)
-	}
+	lock := testdb.HoldSQLiteWriteLock(t, b.s.DatabaseURL)
 
 	r := br.postForm("/keys", url.Values{})
 	if r.status != http.StatusServiceUnavailable || r.header.Get("Retry-After") != "2" ||

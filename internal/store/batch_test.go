@@ -183,14 +183,7 @@ func TestBatcherBatchWideFailure(t *testing.T) {
 // transaction itself as batch-wide, and an input's failure as its own;
 // a refused input answers alone and the others commit.
 func TestWritesInTxTellsBatchFromInput(t *testing.T) {
-	db, err := Open(t.Context(), testdb.URL(t, "sqlite"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	if _, err := db.ExecContext(t.Context(), `CREATE TABLE w (x INTEGER PRIMARY KEY)`); err != nil {
-		t.Fatal(err)
-	}
+	db := sqliteWithTableW(t)
 	taken := errors.New("taken")
 	bad := errors.New("bad")
 	run := writesInTx(db, func(ctx context.Context, tx *sql.Tx, x int) (int, error) {
@@ -266,14 +259,7 @@ func TestBatcherCallerLeavesTheQueue(t *testing.T) {
 // and an API request was answered after the server's write timeout had
 // cut its connection.
 func TestBatchWaitsForTheWriterWithinItsCallers(t *testing.T) {
-	db, err := Open(t.Context(), testdb.URL(t, "sqlite"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	if _, err := db.ExecContext(t.Context(), `CREATE TABLE w (x INTEGER PRIMARY KEY)`); err != nil {
-		t.Fatal(err)
-	}
+	db := sqliteWithTableW(t)
 	b := NewBatcher(4, EachInTx(db, func(ctx context.Context, tx *sql.Tx, x int) (int, error) {
 		_, err := tx.ExecContext(ctx, `INSERT INTO w (x) VALUES ($1)`, x)
 		return x, err
@@ -298,4 +284,18 @@ func TestBatchWaitsForTheWriterWithinItsCallers(t *testing.T) {
 	if x, err := b.Do(t.Context(), 2); x != 2 || err != nil {
 		t.Errorf("a write once the writer is free: %d, %v", x, err)
 	}
+}
+
+// sqliteWithTableW opens a fresh SQLite store with a table w of integers.
+func sqliteWithTableW(t *testing.T) *DB {
+	t.Helper()
+	db, err := Open(t.Context(), testdb.URL(t, "sqlite"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	if _, err := db.ExecContext(t.Context(), `CREATE TABLE w (x INTEGER PRIMARY KEY)`); err != nil {
+		t.Fatal(err)
+	}
+	return db
 }

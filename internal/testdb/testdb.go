@@ -17,6 +17,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 	_ "github.com/jackc/pgx/v5/stdlib"
+	_ "modernc.org/sqlite"
 )
 
 // Engines lists the engines every storage test runs on.
@@ -109,4 +110,28 @@ func Listen(t testing.TB, pool *pgxpool.Pool, channel string) (heard func(wait t
 			n++
 		}
 	}
+}
+
+// HoldSQLiteWriteLock takes SQLite's write lock on the database at dbURL
+// (a path, or sqlite:PATH) from a connection of its own, as another
+// process would, and keeps it until the test rolls back on the returned
+// connection, or ends. It waits for the lock if the server's background
+// work holds it just then (a busy_timeout of 0 made tests fail now and
+// then).
+func HoldSQLiteWriteLock(t testing.TB, dbURL string) *sql.Conn {
+	t.Helper()
+	other, err := sql.Open("sqlite", "file:"+strings.TrimPrefix(dbURL, "sqlite:")+"?_pragma=busy_timeout(10000)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { other.Close() })
+	lock, err := other.Conn(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { lock.Close() })
+	if _, err := lock.ExecContext(t.Context(), "BEGIN IMMEDIATE"); err != nil {
+		t.Fatal(err)
+	}
+	return lock
 }
