@@ -539,7 +539,6 @@ func writeInvalid(w http.ResponseWriter, message, field, problem string) {
 		"status": http.StatusBadRequest, "fields": map[string]string{field: problem}}})
 }
 
-// writeProblem answers in the contract's error envelope, as /v1 does.
 // wantsJSON reports a caller of the dashboard's JSON forms (a script
 // signing in with a JSON body, or asking for JSON), which is answered in
 // the error envelope rather than with a page.
@@ -548,6 +547,7 @@ func wantsJSON(r *http.Request) bool {
 	return mt == "application/json" || strings.Contains(r.Header.Get("Accept"), "application/json")
 }
 
+// writeProblem answers in the contract's error envelope, as /v1 does.
 func writeProblem(w http.ResponseWriter, status int, code, message string) {
 	writeJSON(w, status, map[string]any{"error": map[string]any{"code": code, "message": message, "status": status}})
 }

@@ -250,9 +250,10 @@ func (s *APIKeys) Identify(ctx context.Context, key string, now time.Time) (keyI
 		// Bookkeeping, not a condition of the request: a database that
 		// cannot take the write just now (SQLite's write lock held by
 		// another process, which reads get past) leaves last_used_at as
-		// it was, and a request a minute later writes it. Before, the request
-		// failed with 503 for it, a read included. The write waits
-		// lastUsedWait at most: a request is not held for bookkeeping.
+		// it was, and a request a minute later writes it. Before, the
+		// request failed with 503 for it, a read included. The write
+		// waits lastUsedWait at most (on SQLite, until the busy timeout
+		// it may be in ends): a request is not held for bookkeeping.
 		write, cancel := context.WithTimeout(ctx, lastUsedWait)
 		_, err := s.db.ExecContext(write, `UPDATE api_keys SET last_used_at = $1 WHERE id = $2`, s.db.Time(now), k.id)
 		cancel()
