@@ -86,8 +86,9 @@ func scanTransaction(row interface{ Scan(...any) error }) (*payment.Transaction,
 }
 
 // CreateTransaction implements payment.Store. On SQLite the create joins
-// those waiting for the writer (s.creates), and its caller waits for the
-// answer whatever ctx says: once queued it may commit.
+// those waiting for the writer (s.creates): ctx bounds its wait until its
+// batch has the writer, and from then its caller waits for the answer
+// whatever ctx says, as the batch may commit (Batcher.Do).
 func (s *Transactions) CreateTransaction(ctx context.Context, t *payment.Transaction) error {
 	if s.creates != nil {
 		_, err := write(ctx, s.creates, t)
@@ -264,7 +265,7 @@ func (s *Transactions) TransactionByInternalRef(ctx context.Context, ref string)
 }
 
 // Settle implements payment.Store. On SQLite the settlement joins those
-// waiting for the writer (s.settlements), whatever ctx says.
+// waiting for the writer (s.settlements), as a create does.
 func (s *Transactions) Settle(ctx context.Context, st payment.Settlement) (*payment.Transaction, bool, error) {
 	var r settled
 	var err error
