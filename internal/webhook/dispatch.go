@@ -104,6 +104,11 @@ type Dispatcher struct {
 	// paused holds deliveries whose attempt failed with an error until
 	// the time given (errorPause).
 	paused map[string]time.Time
+	// errLogged and errQuiet keep an outage (a full disk, a database that
+	// stopped) from logging one line per due delivery each errorPause:
+	// one line a second, with how many were held back.
+	errLogged time.Time
+	errQuiet  int
 
 	attempts       sync.WaitGroup
 	stopLooking    context.CancelFunc
@@ -308,12 +313,22 @@ func (d *Dispatcher) attempt(ctx context.Context, t *target) {
 	if d.byMerchant[t.merchantID]--; d.byMerchant[t.merchantID] <= 0 {
 		delete(d.byMerchant, t.merchantID)
 	}
+	logIt, quiet := false, 0
 	if failed {
-		d.paused[t.id] = time.Now().Add(errorPause)
+		now := time.Now()
+		d.paused[t.id] = now.Add(errorPause)
+		if logIt = now.Sub(d.errLogged) >= time.Second; logIt {
+			d.errLogged, quiet, d.errQuiet = now, d.errQuiet, 0
+		} else {
+			d.errQuiet++
+		}
 	}
 	d.mu.Unlock()
-	if failed {
-		d.log.Warn("webhook attempt failed on our side; will try again", "merchant_id", t.merchantID, "delivery_id", t.id, "err", err)
+	if logIt {
+		// The error may have come after the outcome was recorded (its
+		// answer lost): the delivery is tried again only if it is still due.
+		d.log.Warn("webhook attempt stopped by an error on our side; its delivery is tried again unless its outcome was recorded",
+			"merchant_id", t.merchantID, "delivery_id", t.id, "err", err, "also_failed_since_last_line", quiet)
 	}
 	d.Wake()
 }
