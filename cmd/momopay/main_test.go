@@ -292,22 +292,30 @@ func TestStopsCleanly(t *testing.T) {
 			t.Parallel()
 			db := filepath.Join(t.TempDir(), "stop.db")
 			p := serve(t, db)
-			if err := p.cmd.Process.Signal(sig); err != nil {
-				t.Fatal(err)
-			}
-			done := make(chan error, 1)
-			go func() { done <- p.cmd.Wait() }()
-			select {
-			case err := <-done:
-				if err != nil {
-					t.Fatalf("exit after %s: %v", sig, err)
-				}
-			case <-time.After(20 * time.Second):
-				t.Fatalf("still running 20 s after %s", sig)
+			if err := stop(t, p, sig, 20*time.Second); err != nil {
+				t.Fatalf("exit after %s: %v", sig, err)
 			}
 			if out, err := exec.Command(binary, "migrate", "--db", db).CombinedOutput(); err != nil {
 				t.Errorf("database unusable after stop: %v %s", err, out)
 			}
 		})
+	}
+}
+
+// stop sends sig to p and waits for it to exit, at most within, failing t
+// if it is still running then; it returns how the process exited.
+func stop(t *testing.T, p *process, sig syscall.Signal, within time.Duration) error {
+	t.Helper()
+	if err := p.cmd.Process.Signal(sig); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- p.cmd.Wait() }()
+	select {
+	case err := <-done:
+		return err
+	case <-time.After(within):
+		t.Fatalf("still running %v after %s:\n%s", within, sig, p.stderr)
+		return nil
 	}
 }

@@ -87,18 +87,8 @@ func TestStopsWhileDatabaseHangs(t *testing.T) {
 	call(t, "GET", p.url+"/v1/transactions", "no-key", "") // the server answers
 	proxy.freeze()
 	time.Sleep(time.Second)
-	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- p.cmd.Wait() }()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Errorf("exit after SIGTERM with the database hanging: %v\n%s", err, p.stderr)
-		}
-	case <-time.After(40 * time.Second):
-		t.Fatalf("still running 40 s after SIGTERM with the database hanging:\n%s", p.stderr)
+	if err := stop(t, p, syscall.SIGTERM, 40*time.Second); err != nil {
+		t.Errorf("exit after SIGTERM with the database hanging: %v\n%s", err, p.stderr)
 	}
 }
 
