@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -93,5 +94,66 @@ func TestMalformedRequestsGetTheEnvelope(t *testing.T) {
 	resp, body = rawRequest(t, s, "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
 	if resp.StatusCode != 200 {
 		t.Errorf("/healthz: %d %s", resp.StatusCode, body)
+	}
+}
+
+// TestChunkedRequestEndsTheConnection: a request whose body came chunked,
+// with a Content-Length beside it (the shape of a request-smuggling
+// attempt) or without, is answered and its connection closed, so that
+// bytes a proxy in front framed differently are never read as a request
+// of their own. A request framed by its Content-Length keeps the
+// connection open for the next.
+func TestChunkedRequestEndsTheConnection(t *testing.T) {
+	t.Parallel()
+	s := testserver.Start(t, testserver.Options{})
+	// answers writes reqs on one connection and reads every answer the
+	// server gives before it closes the connection.
+	answers := func(reqs string) []int {
+		c, err := net.Dial("tcp", strings.TrimPrefix(s.URL, "http://"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		c.SetDeadline(time.Now().Add(5 * time.Second))
+		if _, err := io.WriteString(c, reqs); err != nil {
+			t.Fatal(err)
+		}
+		br := bufio.NewReader(c)
+		var statuses []int
+		for {
+			resp, err := http.ReadResponse(br, nil)
+			if err != nil {
+				if ne, ok := err.(net.Error); ok && ne.Timeout() {
+					t.Fatalf("%.40q: the connection stayed open after %v", reqs, statuses)
+				}
+				return statuses
+			}
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			statuses = append(statuses, resp.StatusCode)
+			if resp.Close {
+				// Nothing more may come: the next read must end.
+				if _, err := br.ReadByte(); err == nil {
+					t.Errorf("%.40q: bytes after an answer that closes the connection", reqs)
+				}
+				return statuses
+			}
+		}
+	}
+	const next = "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n"
+	for name, c := range map[string]struct {
+		reqs string
+		want []int
+	}{
+		"Content-Length and Transfer-Encoding": {
+			"POST /v1/transactions HTTP/1.1\r\nHost: x\r\nContent-Length: 40\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n" + next, []int{401}},
+		"chunked alone": {
+			"POST /v1/transactions HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n2\r\n{}\r\n0\r\n\r\n" + next, []int{401}},
+		"Content-Length alone": {
+			"POST /v1/transactions HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\n{}" + next + "GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", []int{401, 200, 200}},
+	} {
+		if got := answers(c.reqs); !slices.Equal(got, c.want) {
+			t.Errorf("%s: answers %v, want %v", name, got, c.want)
+		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/netip"
 	"path"
+	"slices"
 	"strings"
 	"time"
 
@@ -111,17 +112,31 @@ func (s *Server) Handler() http.Handler {
 	if s.mount != nil {
 		s.mount(mux)
 	}
-	return behindProxies(s.trusted, withRequest(s.log, s.observe, s.cleanPathsOnly(mux)))
+	return behindProxies(s.trusted, withRequest(s.log, s.observe, s.saneRequestsOnly(mux)))
 }
 
-// cleanPathsOnly answers a path with "//", "." or ".." segments 404 (the
+// saneRequestsOnly answers a path with "//", "." or ".." segments 404 (the
 // API's, or the dashboard's page for a browser), as it answers any path no
 // route has. ServeMux would redirect it to the cleaned path with a 307,
 // which a client that follows redirects obeys by sending its POST, a
 // payment, once more.
-func (s *Server) cleanPathsOnly(next http.Handler) http.Handler {
+//
+// It also closes the connection after a request whose body came chunked.
+// net/http frames such a body by Transfer-Encoding and drops a
+// Content-Length sent beside it before any handler can see it; a proxy in
+// front that framed the same bytes by the Content-Length would take what
+// follows for another request than the one this server reads next, the
+// desync that request smuggling rides on. RFC 9112 (section 6.3) asks a
+// server that accepts both headers to close the connection after its
+// answer; since the Content-Length is gone, every chunked request is
+// treated so. Clients send bodies with a Content-Length almost always, and
+// a chunked one costs its client a new connection, nothing more.
+func (s *Server) saneRequestsOnly(next http.Handler) http.Handler {
 	notFound := s.notFound()
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if slices.Contains(r.TransferEncoding, "chunked") {
+			w.Header().Set("Connection", "close")
+		}
 		if r.Method == http.MethodConnect {
 			// ServeMux would answer it 405 in plain text, with an Allow
 			// of whatever path its authority-form target looked like. A
