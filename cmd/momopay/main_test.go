@@ -211,6 +211,19 @@ func TestCommandLine(t *testing.T) {
 	if out, err := run("a long enough password\n", "merchant", "create", "--name", "Again", "--email", "shop@example.td", "--password-stdin", "--db", db); err == nil {
 		t.Errorf("a duplicate email was accepted: %s", out)
 	}
+	// The merchant's owner signs in like any user of its team, so its
+	// email and password meet the rules of user add; every bad field is
+	// named, and nothing is made.
+	for _, c := range []struct{ stdin, name, email, want string }{
+		{"a long\tenough password\n", "Tab", "tab@example.td", "momopay: password must not contain control characters\n"},
+		{"a long enough password\n", "Bad", "b\xffd@example.td", "momopay: email must be an address such as name@example.com\n"},
+		{"a long enough password\n", "Bell\a", "bell@example.td", "momopay: name must be text, without control characters\n"},
+		{"short\n", strings.Repeat("é", 201), "x y@example.td", "momopay: name must be 1 to 200 characters; email must be an address such as name@example.com; password must be 12 to 72 bytes long\n"},
+	} {
+		if out, err := run(c.stdin, "merchant", "create", "--name", c.name, "--email", c.email, "--password-stdin", "--db", db); err == nil || out != c.want {
+			t.Errorf("merchant create --name %.20q --email %q: %v %q, want %q", c.name, c.email, err, out, c.want)
+		}
+	}
 	out, _ = run("", "merchant", "list", "--json", "--db", db)
 	if ms := decode(out)["merchants"].([]any); len(ms) != 1 || ms[0].(map[string]any)["id"] != id {
 		t.Errorf("merchant list: %s", out)

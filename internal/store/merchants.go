@@ -4,8 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"errors"
-	"fmt"
-	"net/mail"
 	"strings"
 	"time"
 
@@ -33,17 +31,12 @@ type Merchants struct{ db *DB }
 // NewMerchants returns the merchant store.
 func NewMerchants(db *DB) *Merchants { return &Merchants{db: db} }
 
-// Create adds a merchant; the password is kept only as a bcrypt hash.
+// Create adds a merchant and its first owner, by the rules of
+// team.ValidateMerchant; the password is kept only as a bcrypt hash.
 func (s *Merchants) Create(ctx context.Context, name, email, password string, now time.Time) (*Merchant, error) {
-	name, email = strings.TrimSpace(name), strings.ToLower(strings.TrimSpace(email))
-	if name == "" || len(name) > 200 {
-		return nil, errors.New("name must be 1 to 200 characters")
-	}
-	if a, err := mail.ParseAddress(email); err != nil || a.Address != email {
-		return nil, fmt.Errorf("invalid email %q", email)
-	}
-	if len(password) < 12 || len(password) > 72 {
-		return nil, errors.New("password must be 12 to 72 characters")
+	name, email = strings.TrimSpace(name), team.NormalizeEmail(email)
+	if err := team.ValidateMerchant(name, email, password); err != nil {
+		return nil, err
 	}
 	hash, err := bcrypt.GenerateFromPassword([]byte(password), PasswordCost)
 	if err != nil {

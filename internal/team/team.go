@@ -98,6 +98,30 @@ func ValidateNew(email string, role Role, password string) error {
 	return invalid(fields)
 }
 
+// ValidateMerchant checks a new merchant's name (already trimmed) and its
+// first owner's email (normalised) and password, by the rules a user of
+// the team meets (CheckEmail, CheckPassword), returning an EINVALID
+// *payment.Error naming each bad field. The owner signs in like any user,
+// so an account made from the command line must not slip past them.
+func ValidateMerchant(name, email, password string) error {
+	fields := map[string]string{}
+	if n := utf8.RuneCountInString(name); n == 0 || n > MaxMerchantName {
+		fields["name"] = "name must be 1 to 200 characters"
+	} else if !utf8.ValidString(name) || hasControl(name) {
+		fields["name"] = "name must be text, without control characters"
+	}
+	if msg := CheckEmail(email); msg != "" {
+		fields["email"] = msg
+	}
+	if msg := CheckPassword(password); msg != "" {
+		fields["password"] = msg
+	}
+	return invalid(fields)
+}
+
+// MaxMerchantName bounds a merchant's name, in characters.
+const MaxMerchantName = 200
+
 // CheckEmail returns what is wrong with a normalised email, or "".
 // Normalising turns each byte of invalid UTF-8 into U+FFFD, so an address
 // holding one was not valid text as given (and two different byte strings
@@ -147,7 +171,7 @@ func invalid(fields map[string]string) error {
 		return nil
 	}
 	msg := "invalid user"
-	for _, k := range []string{"email", "role", "password", "language"} {
+	for _, k := range []string{"name", "email", "role", "password", "language"} {
 		if m, ok := fields[k]; ok {
 			msg = m
 			break
