@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/momopay/momopay/client"
+	"github.com/momopay/momopay/internal/testdb"
 	"github.com/momopay/momopay/internal/testserver"
 )
 
@@ -29,38 +30,35 @@ const (
 )
 
 func TestAgainstServer(t *testing.T) {
-	for _, engine := range testserver.Engines {
-		t.Run(engine, func(t *testing.T) {
+	testdb.Each(t, func(t *testing.T, engine string) {
+		srv := testserver.Start(t, testserver.Options{DB: engine})
+		for name, test := range map[string]func(*testing.T, *testserver.Server){
+			"CreateAndSettle":        testCreateAndSettle,
+			"Validation":             testValidation,
+			"Unauthorized":           testUnauthorized,
+			"NotFound":               testNotFound,
+			"DuplicateReference":     testDuplicateReference,
+			"PayloadTooLarge":        testPayloadTooLarge,
+			"RetryOnGatewayDown":     testRetryOnGatewayDown,
+			"RecoverLostCreate":      testRecoverLostCreate,
+			"RetryMeetsOtherPayment": testRetryMeetsOtherPayment,
+			"ListAndIterate":         testListAndIterate,
+			"IterateWhileSettling":   testIterateWhileSettling,
+		} {
+			t.Run(name, func(t *testing.T) {
+				t.Parallel()
+				test(t, srv)
+			})
+		}
+		t.Run("NetworkError", func(t *testing.T) {
 			t.Parallel()
-			srv := testserver.Start(t, testserver.Options{DB: engine})
-			for name, test := range map[string]func(*testing.T, *testserver.Server){
-				"CreateAndSettle":        testCreateAndSettle,
-				"Validation":             testValidation,
-				"Unauthorized":           testUnauthorized,
-				"NotFound":               testNotFound,
-				"DuplicateReference":     testDuplicateReference,
-				"PayloadTooLarge":        testPayloadTooLarge,
-				"RetryOnGatewayDown":     testRetryOnGatewayDown,
-				"RecoverLostCreate":      testRecoverLostCreate,
-				"RetryMeetsOtherPayment": testRetryMeetsOtherPayment,
-				"ListAndIterate":         testListAndIterate,
-				"IterateWhileSettling":   testIterateWhileSettling,
-			} {
-				t.Run(name, func(t *testing.T) {
-					t.Parallel()
-					test(t, srv)
-				})
-			}
-			t.Run("NetworkError", func(t *testing.T) {
-				t.Parallel()
-				testNetworkError(t, engine)
-			})
-			t.Run("IterateWithinOneInstant", func(t *testing.T) {
-				t.Parallel()
-				testIterateWithinOneInstant(t, engine)
-			})
+			testNetworkError(t, engine)
 		})
-	}
+		t.Run("IterateWithinOneInstant", func(t *testing.T) {
+			t.Parallel()
+			testIterateWithinOneInstant(t, engine)
+		})
+	})
 }
 
 // transport records the requests a client sends and can make one of them

@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/momopay/momopay/client"
+	"github.com/momopay/momopay/internal/testdb"
 	"github.com/momopay/momopay/internal/testserver"
 	"github.com/momopay/momopay/internal/webhook"
 )
@@ -35,25 +36,22 @@ const (
 )
 
 func TestWebhooksFromServer(t *testing.T) {
-	for _, engine := range testserver.Engines {
-		t.Run(engine, func(t *testing.T) {
+	testdb.Each(t, func(t *testing.T, engine string) {
+		s := testserver.Start(t, testserver.Options{DB: engine})
+		t.Run("DeliveredVerifiedDeduplicated", func(t *testing.T) {
 			t.Parallel()
-			s := testserver.Start(t, testserver.Options{DB: engine})
-			t.Run("DeliveredVerifiedDeduplicated", func(t *testing.T) {
-				t.Parallel()
-				testWebhooksDelivered(t, s)
-			})
-			t.Run("WrongSecretIsRetried", func(t *testing.T) {
-				t.Parallel()
-				testWebhookWrongSecret(t, s)
-			})
-			t.Run("PreviousSecretAfterRotation", func(t *testing.T) {
-				t.Parallel()
-				// A merchant of its own: the others count their deliveries.
-				testWebhookAfterRotation(t, testserver.Start(t, testserver.Options{DB: engine}))
-			})
+			testWebhooksDelivered(t, s)
 		})
-	}
+		t.Run("WrongSecretIsRetried", func(t *testing.T) {
+			t.Parallel()
+			testWebhookWrongSecret(t, s)
+		})
+		t.Run("PreviousSecretAfterRotation", func(t *testing.T) {
+			t.Parallel()
+			// A merchant of its own: the others count their deliveries.
+			testWebhookAfterRotation(t, testserver.Start(t, testserver.Options{DB: engine}))
+		})
+	})
 }
 
 // capturedRequest is one POST as the receiver got it, and its answer.

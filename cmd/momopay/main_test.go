@@ -119,56 +119,53 @@ func call(t *testing.T, method, url, key, body string) map[string]any {
 // callbacks in flight, and checks that after a restart every payment still
 // reaches its right final state: polls and expiry checks are durable jobs.
 func TestSurvivesSIGKILL(t *testing.T) {
-	for _, engine := range testdb.Engines {
-		t.Run(engine, func(t *testing.T) {
-			t.Parallel()
-			dbURL := testdb.URL(t, engine)
-			first := serve(t, dbURL, "--pending-ttl", "4s")
-			m := apiKeyLine.FindStringSubmatch(first.stdout.String())
-			if m == nil {
-				t.Fatalf("no API key printed on first start: %s", first.stdout)
+	testdb.Each(t, func(t *testing.T, engine string) {
+		dbURL := testdb.URL(t, engine)
+		first := serve(t, dbURL, "--pending-ttl", "4s")
+		m := apiKeyLine.FindStringSubmatch(first.stdout.String())
+		if m == nil {
+			t.Fatalf("no API key printed on first start: %s", first.stdout)
+		}
+		key := m[1]
+		want := map[string]string{
+			"+23560000001": "SUCCESS", // its callback dies with the process; polling settles it
+			"+23560000002": "FAILED",
+			"+23560000003": "TIMEOUT",
+			"+23560000004": "EXPIRED",
+			"+23560000006": "SUCCESS",
+		}
+		ids := map[string]string{}
+		for phone := range want {
+			body := fmt.Sprintf(`{"reference":"kill-%s","amount":700,"currency":"XAF","operator":"AIRTEL","phone_number":"%s"}`, phone[1:], phone)
+			r := call(t, "POST", first.url+"/v1/transactions", key, body)
+			if r["status"] != "PENDING" {
+				t.Fatalf("create: %v", r)
 			}
-			key := m[1]
-			want := map[string]string{
-				"+23560000001": "SUCCESS", // its callback dies with the process; polling settles it
-				"+23560000002": "FAILED",
-				"+23560000003": "TIMEOUT",
-				"+23560000004": "EXPIRED",
-				"+23560000006": "SUCCESS",
-			}
-			ids := map[string]string{}
-			for phone := range want {
-				body := fmt.Sprintf(`{"reference":"kill-%s","amount":700,"currency":"XAF","operator":"AIRTEL","phone_number":"%s"}`, phone[1:], phone)
-				r := call(t, "POST", first.url+"/v1/transactions", key, body)
-				if r["status"] != "PENDING" {
-					t.Fatalf("create: %v", r)
-				}
-				ids[phone] = r["id"].(string)
-			}
-			if err := first.cmd.Process.Signal(syscall.SIGKILL); err != nil {
-				t.Fatal(err)
-			}
-			first.cmd.Wait()
+			ids[phone] = r["id"].(string)
+		}
+		if err := first.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+			t.Fatal(err)
+		}
+		first.cmd.Wait()
 
-			second := serve(t, dbURL, "--pending-ttl", "4s")
-			if strings.Contains(second.stdout.String(), "API key") {
-				t.Errorf("a restart printed demo credentials again")
-			}
-			deadline := time.Now().Add(25 * time.Second)
-			for phone, id := range ids {
-				for {
-					r := call(t, "GET", second.url+"/v1/transactions/"+id, key, "")
-					if r["status"] == want[phone] {
-						break
-					}
-					if time.Now().After(deadline) {
-						t.Fatalf("%s: %v after restart, want %s", phone, r["status"], want[phone])
-					}
-					time.Sleep(200 * time.Millisecond)
+		second := serve(t, dbURL, "--pending-ttl", "4s")
+		if strings.Contains(second.stdout.String(), "API key") {
+			t.Errorf("a restart printed demo credentials again")
+		}
+		deadline := time.Now().Add(25 * time.Second)
+		for phone, id := range ids {
+			for {
+				r := call(t, "GET", second.url+"/v1/transactions/"+id, key, "")
+				if r["status"] == want[phone] {
+					break
 				}
+				if time.Now().After(deadline) {
+					t.Fatalf("%s: %v after restart, want %s", phone, r["status"], want[phone])
+				}
+				time.Sleep(200 * time.Millisecond)
 			}
-		})
-	}
+		}
+	})
 }
 
 // TestCommandLine runs the administration commands as an operator would.

@@ -9,6 +9,7 @@ import (
 
 	"github.com/momopay/momopay/internal/operator/airtel/airtelsim"
 	"github.com/momopay/momopay/internal/payment"
+	"github.com/momopay/momopay/internal/testdb"
 	"github.com/momopay/momopay/internal/testserver"
 )
 
@@ -123,28 +124,25 @@ func TestRejectedCallbacksLoggedSparingly(t *testing.T) {
 // internal_ref at all (a NUL in it, which PostgreSQL cannot even compare)
 // is an unknown payment, 404, on both engines.
 func TestCallbackAboutNoSuchRef(t *testing.T) {
-	for _, engine := range testserver.Engines {
-		t.Run(engine, func(t *testing.T) {
-			t.Parallel()
-			s := testserver.Start(t, testserver.Options{DB: engine})
-			for _, ref := range []string{"SERVICE-\x00", "SERVICE-AB\x00CDEFG", "service-abcdefgh", "SERVICE-ABCDEFGHI"} {
-				if r := postCallback(t, s, "/callbacks/airtel", airtelsim.SignedCallback(s.App.SandboxCallbackSecret, ref, "TS", "paid", "AM1"), ""); r.status != 404 {
-					t.Errorf("%q: %d %s, want 404", ref, r.status, r.raw)
-				}
-				// Unsigned, it is refused before anything is looked up.
-				if r := postCallback(t, s, "/callbacks/airtel", airtelsim.SignedCallback(nil, ref, "TS", "paid", "AM1"), ""); r.status != 401 {
-					t.Errorf("%q unsigned: %d %s, want 401", ref, r.status, r.raw)
-				}
+	testdb.Each(t, func(t *testing.T, engine string) {
+		s := testserver.Start(t, testserver.Options{DB: engine})
+		for _, ref := range []string{"SERVICE-\x00", "SERVICE-AB\x00CDEFG", "service-abcdefgh", "SERVICE-ABCDEFGHI"} {
+			if r := postCallback(t, s, "/callbacks/airtel", airtelsim.SignedCallback(s.App.SandboxCallbackSecret, ref, "TS", "paid", "AM1"), ""); r.status != 404 {
+				t.Errorf("%q: %d %s, want 404", ref, r.status, r.raw)
 			}
-		})
-	}
+			// Unsigned, it is refused before anything is looked up.
+			if r := postCallback(t, s, "/callbacks/airtel", airtelsim.SignedCallback(nil, ref, "TS", "paid", "AM1"), ""); r.status != 401 {
+				t.Errorf("%q unsigned: %d %s, want 401", ref, r.status, r.raw)
+			}
+		}
+	})
 }
 
 // TestCallbackSettlesOnlyItsOperatorsPayment: a validly signed callback on
 // /callbacks/airtel about a MOOV payment is answered 404, like an unknown
 // reference, and changes nothing; Moov has no callbacks at all.
 func TestCallbackSettlesOnlyItsOperatorsPayment(t *testing.T) {
-	eachEngine(t, func(t *testing.T, engine string) {
+	testdb.Each(t, func(t *testing.T, engine string) {
 		s := testserver.Start(t, testserver.Options{DB: engine})
 		created := do(t, s, "POST", "/v1/transactions", s.APIKey, newPayment(map[string]any{"operator": "MOOV", "phone_number": "+23566112233"}))
 		if created.status != 201 {
@@ -178,7 +176,7 @@ func TestCallbackSettlesOnlyItsOperatorsPayment(t *testing.T) {
 // changes nothing, by callback or any other path; from expires_at on, the
 // same report sets EXPIRED.
 func TestEarlyExpiredIsHeld(t *testing.T) {
-	eachEngine(t, func(t *testing.T, engine string) {
+	testdb.Each(t, func(t *testing.T, engine string) {
 		clock := testserver.NewClock(time.Now())
 		s := testserver.Start(t, testserver.Options{DB: engine, Now: clock.Now})
 		created := do(t, s, "POST", "/v1/transactions", s.APIKey, newPayment(map[string]any{"phone_number": "+23560000004"}))
@@ -219,7 +217,7 @@ func TestEarlyExpiredIsHeld(t *testing.T) {
 // after a final state go through the one transition: the first outcome
 // stays, a contradicting one becomes a reconciliation case.
 func TestCallbacksOutOfOrder(t *testing.T) {
-	eachEngine(t, func(t *testing.T, engine string) {
+	testdb.Each(t, func(t *testing.T, engine string) {
 		clock := testserver.NewClock(time.Now())
 		s := testserver.Start(t, testserver.Options{DB: engine, Now: clock.Now})
 		secret := s.App.SandboxCallbackSecret

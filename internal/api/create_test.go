@@ -11,13 +11,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/momopay/momopay/internal/testdb"
 	"github.com/momopay/momopay/internal/testserver"
 )
 
 var internalRefPattern = regexp.MustCompile(`^SERVICE-[A-Z0-9]{8}$`)
 
 func TestCreateTransaction(t *testing.T) {
-	eachEngine(t, func(t *testing.T, engine string) {
+	testdb.Each(t, func(t *testing.T, engine string) {
 		s := testserver.Start(t, testserver.Options{DB: engine})
 		body := newPayment(map[string]any{"amount": 2500, "operator": "MOOV"})
 		before := time.Now().UTC().Add(-time.Second)
@@ -238,7 +239,7 @@ func TestCreateRequestLimits(t *testing.T) {
 }
 
 func TestDuplicateReference(t *testing.T) {
-	eachEngine(t, func(t *testing.T, engine string) {
+	testdb.Each(t, func(t *testing.T, engine string) {
 		s := testserver.Start(t, testserver.Options{DB: engine})
 		first := do(t, s, "POST", "/v1/transactions", s.APIKey, newPayment(map[string]any{"reference": "dup-1", "amount": 1000}))
 		if first.status != http.StatusCreated {
@@ -287,7 +288,7 @@ func TestDuplicateReference(t *testing.T) {
 }
 
 func TestConcurrentDuplicates(t *testing.T) {
-	eachEngine(t, func(t *testing.T, engine string) {
+	testdb.Each(t, func(t *testing.T, engine string) {
 		s := testserver.Start(t, testserver.Options{DB: engine})
 		body := mustJSON(t, newPayment(map[string]any{"reference": "race-1"}))
 		var wg sync.WaitGroup

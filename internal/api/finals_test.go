@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/momopay/momopay/internal/operator/airtel/airtelsim"
+	"github.com/momopay/momopay/internal/testdb"
 	"github.com/momopay/momopay/internal/testserver"
 )
 
@@ -13,7 +14,7 @@ import (
 // served again byte for byte, to its own merchant only; a PENDING one is
 // read afresh each time, so its settlement shows at once, on both engines.
 func TestFinalAnswersKept(t *testing.T) {
-	eachEngine(t, func(t *testing.T, engine string) {
+	testdb.Each(t, func(t *testing.T, engine string) {
 		s := testserver.Start(t, testserver.Options{DB: engine})
 		created := do(t, s, "POST", "/v1/transactions", s.APIKey, newPayment(map[string]any{"phone_number": "+23566112233"})) // waits for an answer by hand
 		id, ref := created.body["id"].(string), created.body["internal_ref"].(string)

@@ -105,16 +105,6 @@ func newPayment(changes map[string]any) map[string]any {
 	return b
 }
 
-// eachEngine runs fn once per database engine, as a parallel subtest.
-func eachEngine(t *testing.T, fn func(t *testing.T, engine string)) {
-	for _, engine := range testserver.Engines {
-		t.Run(engine, func(t *testing.T) {
-			t.Parallel()
-			fn(t, engine)
-		})
-	}
-}
-
 func mustJSON(t testing.TB, v any) string {
 	t.Helper()
 	b, err := json.Marshal(v)

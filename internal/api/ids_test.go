@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/momopay/momopay/internal/testdb"
 	"github.com/momopay/momopay/internal/testserver"
 )
 
@@ -13,7 +14,7 @@ import (
 // transaction under other spellings that SQLite did not, and answered
 // urn:uuid: with a 500.
 func TestTransactionIDForms(t *testing.T) {
-	eachEngine(t, func(t *testing.T, engine string) {
+	testdb.Each(t, func(t *testing.T, engine string) {
 		s := testserver.Start(t, testserver.Options{DB: engine})
 		created := do(t, s, "POST", "/v1/transactions", s.APIKey, newPayment(nil))
 		id := created.body["id"].(string)

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/momopay/momopay/internal/testdb"
 	"github.com/momopay/momopay/internal/testserver"
 )
 
@@ -13,7 +14,7 @@ import (
 // PostgreSQL and stored on SQLite, and invalid UTF-8 or a lone surrogate
 // was silently stored as U+FFFD.
 func TestCreateRefusesNonText(t *testing.T) {
-	eachEngine(t, func(t *testing.T, engine string) {
+	testdb.Each(t, func(t *testing.T, engine string) {
 		s := testserver.Start(t, testserver.Options{DB: engine})
 		// body sets one field to a raw JSON string literal, bytes as given.
 		body := func(field, literal string) string {
@@ -64,7 +65,7 @@ func TestCreateRefusesNonText(t *testing.T) {
 // TestCreateAmountMaximum: 10,000,000 XAF is the most one payment takes;
 // above it, and for integers beyond int64, the answer is 422 naming amount.
 func TestCreateAmountMaximum(t *testing.T) {
-	eachEngine(t, func(t *testing.T, engine string) {
+	testdb.Each(t, func(t *testing.T, engine string) {
 		s := testserver.Start(t, testserver.Options{DB: engine})
 		r := do(t, s, "POST", "/v1/transactions", s.APIKey, newPayment(map[string]any{"amount": 10_000_000}))
 		if r.status != http.StatusCreated || r.body["amount"] != 10_000_000.0 {

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/momopay/momopay/internal/payment"
+	"github.com/momopay/momopay/internal/testdb"
 	"github.com/momopay/momopay/internal/testserver"
 )
 
@@ -28,7 +29,7 @@ func waitStatus(t *testing.T, s *testserver.Server, key, id, want string, within
 // TestSandboxLifecycle drives every scripted payer number of the sandbox
 // through the HTTP API to its final state, on both engines.
 func TestSandboxLifecycle(t *testing.T) {
-	eachEngine(t, func(t *testing.T, engine string) {
+	testdb.Each(t, func(t *testing.T, engine string) {
 		ttl := 3 * time.Second
 		s := testserver.Start(t, testserver.Options{DB: engine, PendingTTL: ttl})
 		for _, c := range []struct {
@@ -68,7 +69,7 @@ func TestSandboxLifecycle(t *testing.T) {
 }
 
 func TestOperatorUnavailable(t *testing.T) {
-	eachEngine(t, func(t *testing.T, engine string) {
+	testdb.Each(t, func(t *testing.T, engine string) {
 		s := testserver.Start(t, testserver.Options{DB: engine})
 		body := newPayment(map[string]any{"reference": "outage-1", "phone_number": "+23560000005"})
 		r := do(t, s, "POST", "/v1/transactions", s.APIKey, body)
@@ -112,7 +113,7 @@ func TestCircuitBreaker(t *testing.T) {
 // TestLateOutcome: an answer after a final state never changes the
 // transaction; it becomes a reconciliation case.
 func TestLateOutcome(t *testing.T) {
-	eachEngine(t, func(t *testing.T, engine string) {
+	testdb.Each(t, func(t *testing.T, engine string) {
 		s := testserver.Start(t, testserver.Options{DB: engine, PendingTTL: time.Second})
 		created := do(t, s, "POST", "/v1/transactions", s.APIKey, newPayment(map[string]any{"phone_number": "+23560000003"}))
 		id := created.body["id"].(string)

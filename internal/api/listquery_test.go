@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/momopay/momopay/internal/testdb"
 	"github.com/momopay/momopay/internal/testserver"
 )
 
@@ -15,7 +16,7 @@ import (
 // offset overflows, and bounds that read as "no bound". Each answer is the
 // same on both engines.
 func TestListQueryStrings(t *testing.T) {
-	eachEngine(t, func(t *testing.T, engine string) {
+	testdb.Each(t, func(t *testing.T, engine string) {
 		s := testserver.Start(t, testserver.Options{DB: engine})
 		for range 3 {
 			if r := do(t, s, "POST", "/v1/transactions", s.APIKey, newPayment(nil)); r.status != 201 {
@@ -104,7 +105,7 @@ func TestListQueryStrings(t *testing.T) {
 // UTC), and a to without seconds includes its whole minute, as a date
 // includes its day.
 func TestListBoundForms(t *testing.T) {
-	eachEngine(t, func(t *testing.T, engine string) {
+	testdb.Each(t, func(t *testing.T, engine string) {
 		s := testserver.Start(t, testserver.Options{DB: engine})
 		r := do(t, s, "POST", "/v1/transactions", s.APIKey, newPayment(nil))
 		if r.status != 201 {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/momopay/momopay/internal/api"
+	"github.com/momopay/momopay/internal/testdb"
 	"github.com/momopay/momopay/internal/testserver"
 )
 
@@ -70,7 +71,7 @@ func merchantOf(t *testing.T, s *testserver.Server, key string) string {
 }
 
 func TestGetTransactionIsolation(t *testing.T) {
-	eachEngine(t, func(t *testing.T, engine string) {
+	testdb.Each(t, func(t *testing.T, engine string) {
 		s := testserver.Start(t, testserver.Options{DB: engine})
 		created := do(t, s, "POST", "/v1/transactions", s.APIKey, newPayment(nil))
 		id := created.body["id"].(string)
@@ -94,7 +95,7 @@ func TestGetTransactionIsolation(t *testing.T) {
 }
 
 func TestListTransactions(t *testing.T) {
-	eachEngine(t, func(t *testing.T, engine string) {
+	testdb.Each(t, func(t *testing.T, engine string) {
 		s := testserver.Start(t, testserver.Options{DB: engine})
 		var ids []string // in creation order
 		for i := range 25 {

@@ -11,6 +11,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/momopay/momopay/internal/payment"
+	"github.com/momopay/momopay/internal/testdb"
 	"github.com/momopay/momopay/internal/testserver"
 )
 
@@ -23,7 +24,7 @@ import (
 // the instant before it was deleted (409 naming an id that then gave 404)
 // or after (500, "no rows in result set").
 func TestConcurrentRetriesOfRefusedPayment(t *testing.T) {
-	eachEngine(t, func(t *testing.T, engine string) {
+	testdb.Each(t, func(t *testing.T, engine string) {
 		clock := testserver.NewClock(time.Now())
 		s := testserver.Start(t, testserver.Options{DB: engine, Now: clock.Now})
 		const rounds, concurrent = 8, 16
@@ -98,7 +99,7 @@ func TestConcurrentRetriesOfRefusedPayment(t *testing.T) {
 // TestSandboxBreakerIsPerMerchant: one merchant's simulated outage opens
 // only that merchant's circuit, and the 503 of an open circuit says so.
 func TestSandboxBreakerIsPerMerchant(t *testing.T) {
-	eachEngine(t, func(t *testing.T, engine string) {
+	testdb.Each(t, func(t *testing.T, engine string) {
 		s := testserver.Start(t, testserver.Options{DB: engine})
 		_, other := s.NewMerchant(t)
 		for i := range 5 {
@@ -132,7 +133,7 @@ func TestSandboxBreakerIsPerMerchant(t *testing.T) {
 // push may have reached the payer. The poller does the same for a row no
 // duplicate ever meets.
 func TestPushLeftInFlightIsKept(t *testing.T) {
-	eachEngine(t, func(t *testing.T, engine string) {
+	testdb.Each(t, func(t *testing.T, engine string) {
 		ctx := t.Context()
 		clock := testserver.NewClock(time.Now())
 		s := testserver.Start(t, testserver.Options{DB: engine, Now: clock.Now})

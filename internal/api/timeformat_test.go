@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/momopay/momopay/internal/payment"
+	"github.com/momopay/momopay/internal/testdb"
 	"github.com/momopay/momopay/internal/testserver"
 )
 
@@ -21,7 +22,7 @@ var wireTime = regexp.MustCompile(`^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$`)
 // the test event), at instants whose microseconds end in zeros: those were
 // trimmed (…18.73165Z) and the test event's timestamp had nanoseconds.
 func TestTimeFormat(t *testing.T) {
-	eachEngine(t, func(t *testing.T, engine string) {
+	testdb.Each(t, func(t *testing.T, engine string) {
 		// Just behind the real time, so the jobs the fake instants schedule
 		// are due at once: created at .120000, settled at .000000.
 		start := time.Now().UTC().Truncate(time.Second).Add(-2*time.Second + 120*time.Millisecond + 7*time.Nanosecond)

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/momopay/momopay/internal/testdb"
 	"github.com/momopay/momopay/internal/testserver"
 )
 
@@ -15,27 +16,24 @@ import (
 // 499, not as a 500 "internal error" that would page someone for a
 // client's timeout.
 func TestAbandonedRequestIsNotAnError(t *testing.T) {
-	for _, engine := range testserver.Engines {
-		t.Run(engine, func(t *testing.T) {
-			t.Parallel()
-			var log syncBuffer
-			s := testserver.Start(t, testserver.Options{DB: engine, Log: &log})
-			ctx, cancel := context.WithCancel(context.Background())
-			cancel() // the client hung up before the server read its key
-			req := httptest.NewRequestWithContext(ctx, http.MethodGet, "/v1/transactions?per_page=5", nil)
-			req.Header.Set("Authorization", "Bearer "+s.APIKey)
-			rec := httptest.NewRecorder()
-			s.App.Handler.ServeHTTP(rec, req)
-			if rec.Code != 499 {
-				t.Errorf("abandoned request recorded as %d, want 499", rec.Code)
-			}
-			out := log.String()
-			if strings.Contains(out, `"level":"ERROR"`) {
-				t.Errorf("an abandoned request was logged as an error:\n%s", out)
-			}
-			if !strings.Contains(out, "request abandoned by the client") {
-				t.Errorf("no line says the request was abandoned:\n%s", out)
-			}
-		})
-	}
+	testdb.Each(t, func(t *testing.T, engine string) {
+		var log syncBuffer
+		s := testserver.Start(t, testserver.Options{DB: engine, Log: &log})
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel() // the client hung up before the server read its key
+		req := httptest.NewRequestWithContext(ctx, http.MethodGet, "/v1/transactions?per_page=5", nil)
+		req.Header.Set("Authorization", "Bearer "+s.APIKey)
+		rec := httptest.NewRecorder()
+		s.App.Handler.ServeHTTP(rec, req)
+		if rec.Code != 499 {
+			t.Errorf("abandoned request recorded as %d, want 499", rec.Code)
+		}
+		out := log.String()
+		if strings.Contains(out, `"level":"ERROR"`) {
+			t.Errorf("an abandoned request was logged as an error:\n%s", out)
+		}
+		if !strings.Contains(out, "request abandoned by the client") {
+			t.Errorf("no line says the request was abandoned:\n%s", out)
+		}
+	})
 }

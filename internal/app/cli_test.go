@@ -132,43 +132,40 @@ func TestHelp(t *testing.T) {
 // TestJSONOutput: every command that offers --json prints exactly one JSON
 // object on stdout, on both engines; serve does not offer it and says so.
 func TestJSONOutput(t *testing.T) {
-	for _, engine := range testdb.Engines {
-		t.Run(engine, func(t *testing.T) {
-			t.Parallel()
-			db := testdb.URL(t, engine)
-			env := map[string]string{"MOMOPAY_DATABASE_URL": db}
-			if m := cliJSON(t, env, "", "migrate"); m["applied"].(float64) < 1 || m["database"] != engine {
-				t.Errorf("migrate --json: %v", m)
-			}
-			m := cliJSON(t, env, "correct horse battery\n", "merchant", "create", "--name", "Json", "--email", "json@example.td", "--password-stdin")
-			merchant := m["id"].(string)
-			cliJSON(t, env, "", "merchant", "list")
-			key := cliJSON(t, env, "", "apikey", "create", "--merchant", merchant)
-			cliJSON(t, env, "", "apikey", "list", "--merchant", merchant)
-			if r := cliJSON(t, env, "", "apikey", "revoke", "--merchant", merchant, key["id"].(string)); r["id"] != key["id"] || r["status"] != "revoked" {
-				t.Errorf("apikey revoke --json: %v", r)
-			}
-			ids := pendingPayments(t, db, merchant, 2)
-			if r := cliJSON(t, env, "", "sandbox", "confirm", ids[0]); r["status"] != "SUCCESS" || r["changed"] != true {
-				t.Errorf("sandbox confirm --json: %v", r)
-			}
-			if r := cliJSON(t, env, "", "sandbox", "refuse", ids[1]); r["status"] != "FAILED" || r["changed"] != true {
-				t.Errorf("sandbox refuse --json: %v", r)
-			}
-			if r := cliJSON(t, env, "", "reconcile", "list"); r["count"] != 0.0 {
-				t.Errorf("reconcile list --json: %v", r)
-			}
-			cliJSON(t, env, "", "webhook", "create", "--merchant", merchant, "--url", "http://127.0.0.1:9/hook")
-			cliJSON(t, env, "", "webhook", "list", "--merchant", merchant)
-			if r := cliJSON(t, env, "", "version"); r["version"] != app.Version {
-				t.Errorf("version --json: %v", r)
-			}
-			_, _, err := cliRun(t, env, "", "serve", "--json")
-			if err == nil || !strings.Contains(err.Error(), "serve does not offer --json") {
-				t.Errorf("serve --json: %v", err)
-			}
-		})
-	}
+	testdb.Each(t, func(t *testing.T, engine string) {
+		db := testdb.URL(t, engine)
+		env := map[string]string{"MOMOPAY_DATABASE_URL": db}
+		if m := cliJSON(t, env, "", "migrate"); m["applied"].(float64) < 1 || m["database"] != engine {
+			t.Errorf("migrate --json: %v", m)
+		}
+		m := cliJSON(t, env, "correct horse battery\n", "merchant", "create", "--name", "Json", "--email", "json@example.td", "--password-stdin")
+		merchant := m["id"].(string)
+		cliJSON(t, env, "", "merchant", "list")
+		key := cliJSON(t, env, "", "apikey", "create", "--merchant", merchant)
+		cliJSON(t, env, "", "apikey", "list", "--merchant", merchant)
+		if r := cliJSON(t, env, "", "apikey", "revoke", "--merchant", merchant, key["id"].(string)); r["id"] != key["id"] || r["status"] != "revoked" {
+			t.Errorf("apikey revoke --json: %v", r)
+		}
+		ids := pendingPayments(t, db, merchant, 2)
+		if r := cliJSON(t, env, "", "sandbox", "confirm", ids[0]); r["status"] != "SUCCESS" || r["changed"] != true {
+			t.Errorf("sandbox confirm --json: %v", r)
+		}
+		if r := cliJSON(t, env, "", "sandbox", "refuse", ids[1]); r["status"] != "FAILED" || r["changed"] != true {
+			t.Errorf("sandbox refuse --json: %v", r)
+		}
+		if r := cliJSON(t, env, "", "reconcile", "list"); r["count"] != 0.0 {
+			t.Errorf("reconcile list --json: %v", r)
+		}
+		cliJSON(t, env, "", "webhook", "create", "--merchant", merchant, "--url", "http://127.0.0.1:9/hook")
+		cliJSON(t, env, "", "webhook", "list", "--merchant", merchant)
+		if r := cliJSON(t, env, "", "version"); r["version"] != app.Version {
+			t.Errorf("version --json: %v", r)
+		}
+		_, _, err := cliRun(t, env, "", "serve", "--json")
+		if err == nil || !strings.Contains(err.Error(), "serve does not offer --json") {
+			t.Errorf("serve --json: %v", err)
+		}
+	})
 }
 
 // pendingPayments creates n payments that stay PENDING (a payer number the
@@ -317,23 +314,20 @@ func TestDatabaseAddresses(t *testing.T) {
 // TestMigrateSaysWhatItDid: migrate reports the migrations it applied, and
 // "already up to date" only when it applied none.
 func TestMigrateSaysWhatItDid(t *testing.T) {
-	for _, engine := range testdb.Engines {
-		t.Run(engine, func(t *testing.T) {
-			t.Parallel()
-			db := testdb.URL(t, engine)
-			first, _, err := cliRun(t, nil, "", "migrate", "--db", db)
-			if err != nil || !regexp.MustCompile(`applied [1-9][0-9]* migrations`).MatchString(first) || strings.Contains(first, "up to date") {
-				t.Errorf("first migrate: %v %q", err, first)
-			}
-			again, _, err := cliRun(t, nil, "", "migrate", "--db", db)
-			if err != nil || !strings.Contains(again, "already up to date") || strings.Contains(again, "applied") {
-				t.Errorf("second migrate: %v %q", err, again)
-			}
-			if m := cliJSON(t, nil, "", "migrate", "--db", db); m["applied"] != 0.0 || m["version"].(float64) < 1 || m["created"] != false {
-				t.Errorf("migrate --json: %v", m)
-			}
-		})
-	}
+	testdb.Each(t, func(t *testing.T, engine string) {
+		db := testdb.URL(t, engine)
+		first, _, err := cliRun(t, nil, "", "migrate", "--db", db)
+		if err != nil || !regexp.MustCompile(`applied [1-9][0-9]* migrations`).MatchString(first) || strings.Contains(first, "up to date") {
+			t.Errorf("first migrate: %v %q", err, first)
+		}
+		again, _, err := cliRun(t, nil, "", "migrate", "--db", db)
+		if err != nil || !strings.Contains(again, "already up to date") || strings.Contains(again, "applied") {
+			t.Errorf("second migrate: %v %q", err, again)
+		}
+		if m := cliJSON(t, nil, "", "migrate", "--db", db); m["applied"] != 0.0 || m["version"].(float64) < 1 || m["created"] != false {
+			t.Errorf("migrate --json: %v", m)
+		}
+	})
 }
 
 // TestServeRefusesBadSettings: out-of-range or malformed serve settings,

@@ -154,132 +154,129 @@ func eventually(t testing.TB, what string, cond func() bool) {
 // bad requests, webhooks delivered and left undelivered, a late operator
 // callback) and reads the resulting series from the admin listener.
 func TestMetricsAfterTraffic(t *testing.T) {
-	for _, engine := range testdb.Engines {
-		t.Run(engine, func(t *testing.T) {
-			t.Parallel()
-			ctx := t.Context()
-			s := testserver.Start(t, testserver.Options{DB: engine, Admin: true})
-			rc := &receiver{}
-			hook := httptest.NewServer(rc)
-			defer hook.Close()
-			if _, err := s.App.Webhooks.CreateEndpoint(ctx, s.MerchantID, hook.URL+"/momopay"); err != nil {
-				t.Fatal(err)
-			}
-			// A second merchant, without webhooks.
-			_, key2 := s.NewMerchant(t)
+	testdb.Each(t, func(t *testing.T, engine string) {
+		ctx := t.Context()
+		s := testserver.Start(t, testserver.Options{DB: engine, Admin: true})
+		rc := &receiver{}
+		hook := httptest.NewServer(rc)
+		defer hook.Close()
+		if _, err := s.App.Webhooks.CreateEndpoint(ctx, s.MerchantID, hook.URL+"/momopay"); err != nil {
+			t.Fatal(err)
+		}
+		// A second merchant, without webhooks.
+		_, key2 := s.NewMerchant(t)
 
-			code, ok := createPayment(t, s, s.APIKey, "obs-ok", "AIRTEL", sandbox.PhoneSuccess)
-			if code != http.StatusCreated {
-				t.Fatalf("create: %d %v", code, ok)
+		code, ok := createPayment(t, s, s.APIKey, "obs-ok", "AIRTEL", sandbox.PhoneSuccess)
+		if code != http.StatusCreated {
+			t.Fatalf("create: %d %v", code, ok)
+		}
+		code, failed := createPayment(t, s, s.APIKey, "obs-fail", "MOOV", sandbox.PhoneFailure)
+		if code != http.StatusCreated {
+			t.Fatalf("create: %d %v", code, failed)
+		}
+		code, other := createPayment(t, s, key2, "obs-m2", "MOOV", sandbox.PhoneSuccess)
+		if code != http.StatusCreated {
+			t.Fatalf("create: %d %v", code, other)
+		}
+		// Five refused pushes open this merchant's AIRTEL circuit; the
+		// sixth is refused by the breaker without asking the operator.
+		for i := range operator.DefaultBreakerSettings.Failures + 1 {
+			if code, body := createPayment(t, s, s.APIKey, "obs-down-"+strconv.Itoa(int(i)), "AIRTEL", sandbox.PhoneUnavailable); code != http.StatusServiceUnavailable {
+				t.Fatalf("refused push %d: %d %v", i, code, body)
 			}
-			code, failed := createPayment(t, s, s.APIKey, "obs-fail", "MOOV", sandbox.PhoneFailure)
-			if code != http.StatusCreated {
-				t.Fatalf("create: %d %v", code, failed)
-			}
-			code, other := createPayment(t, s, key2, "obs-m2", "MOOV", sandbox.PhoneSuccess)
-			if code != http.StatusCreated {
-				t.Fatalf("create: %d %v", code, other)
-			}
-			// Five refused pushes open this merchant's AIRTEL circuit; the
-			// sixth is refused by the breaker without asking the operator.
-			for i := range operator.DefaultBreakerSettings.Failures + 1 {
-				if code, body := createPayment(t, s, s.APIKey, "obs-down-"+strconv.Itoa(int(i)), "AIRTEL", sandbox.PhoneUnavailable); code != http.StatusServiceUnavailable {
-					t.Fatalf("refused push %d: %d %v", i, code, body)
-				}
-			}
-			if code, _ := call(t, http.MethodPost, s.URL+"/v1/transactions", s.APIKey, `{"amount":`); code != http.StatusBadRequest {
-				t.Fatalf("malformed create: %d", code)
-			}
-			if code, _ := call(t, http.MethodGet, s.URL+"/no/such/thing", "", ""); code != http.StatusNotFound {
-				t.Fatalf("unknown path: %d", code)
-			}
+		}
+		if code, _ := call(t, http.MethodPost, s.URL+"/v1/transactions", s.APIKey, `{"amount":`); code != http.StatusBadRequest {
+			t.Fatalf("malformed create: %d", code)
+		}
+		if code, _ := call(t, http.MethodGet, s.URL+"/no/such/thing", "", ""); code != http.StatusNotFound {
+			t.Fatalf("unknown path: %d", code)
+		}
 
-			if st := waitFinal(t, s, s.APIKey, ok["id"].(string)); st != "SUCCESS" {
-				t.Fatalf("AIRTEL payment %s", st)
-			}
-			if st := waitFinal(t, s, s.APIKey, failed["id"].(string)); st != "FAILED" {
-				t.Fatalf("MOOV payment %s", st)
-			}
-			waitFinal(t, s, key2, other["id"].(string))
-			eventually(t, "both webhooks delivered", func() bool { return rc.count() == 2 })
+		if st := waitFinal(t, s, s.APIKey, ok["id"].(string)); st != "SUCCESS" {
+			t.Fatalf("AIRTEL payment %s", st)
+		}
+		if st := waitFinal(t, s, s.APIKey, failed["id"].(string)); st != "FAILED" {
+			t.Fatalf("MOOV payment %s", st)
+		}
+		waitFinal(t, s, key2, other["id"].(string))
+		eventually(t, "both webhooks delivered", func() bool { return rc.count() == 2 })
 
-			// A late callback contradicting the SUCCESS: a reconciliation case.
-			tx, err := s.App.Transactions.Transaction(ctx, s.MerchantID, ok["id"].(string))
-			if err != nil {
-				t.Fatal(err)
-			}
-			body := airtelsim.SignedCallback(s.App.SandboxCallbackSecret, tx.InternalRef, "TF", "late", "AM-LATE")
-			if code, resp := call(t, http.MethodPost, s.URL+"/callbacks/airtel", "", string(body)); code != http.StatusOK {
-				t.Fatalf("late callback: %d %v", code, resp)
-			}
+		// A late callback contradicting the SUCCESS: a reconciliation case.
+		tx, err := s.App.Transactions.Transaction(ctx, s.MerchantID, ok["id"].(string))
+		if err != nil {
+			t.Fatal(err)
+		}
+		body := airtelsim.SignedCallback(s.App.SandboxCallbackSecret, tx.InternalRef, "TF", "late", "AM-LATE")
+		if code, resp := call(t, http.MethodPost, s.URL+"/callbacks/airtel", "", string(body)); code != http.StatusOK {
+			t.Fatalf("late callback: %d %v", code, resp)
+		}
 
-			m := scrape(t, s.AdminURL)
-			wantSample(t, m, `momopay_http_requests_total{method="POST",route="/v1/transactions",status="201"}`, 3)
-			wantSample(t, m, `momopay_http_requests_total{method="POST",route="/v1/transactions",status="503"}`, 6)
-			wantSample(t, m, `momopay_http_requests_total{method="POST",route="/v1/transactions",status="400"}`, 1)
-			wantSample(t, m, `momopay_http_requests_total{method="GET",route="/",status="404"}`, 1)
-			wantSample(t, m, `momopay_http_request_duration_seconds_count{method="POST",route="/v1/transactions"}`, 10)
-			if n := sample(t, m, `momopay_http_requests_total{method="GET",route="/v1/transactions/{id}",status="200"}`); n < 3 {
-				t.Errorf("GET /v1/transactions/{id} counted %v times, want at least 3", n)
-			}
-			if n := sample(t, m, `momopay_http_requests_total{method="POST",route="/callbacks/{operator}",status="200"}`); n < 2 {
-				t.Errorf("callbacks counted %v times, want the sandbox's and ours", n)
-			}
-			if strings.Contains(m, ok["id"].(string)) || strings.Contains(m, s.MerchantID) {
-				t.Error("an id appears in the metrics")
-			}
+		m := scrape(t, s.AdminURL)
+		wantSample(t, m, `momopay_http_requests_total{method="POST",route="/v1/transactions",status="201"}`, 3)
+		wantSample(t, m, `momopay_http_requests_total{method="POST",route="/v1/transactions",status="503"}`, 6)
+		wantSample(t, m, `momopay_http_requests_total{method="POST",route="/v1/transactions",status="400"}`, 1)
+		wantSample(t, m, `momopay_http_requests_total{method="GET",route="/",status="404"}`, 1)
+		wantSample(t, m, `momopay_http_request_duration_seconds_count{method="POST",route="/v1/transactions"}`, 10)
+		if n := sample(t, m, `momopay_http_requests_total{method="GET",route="/v1/transactions/{id}",status="200"}`); n < 3 {
+			t.Errorf("GET /v1/transactions/{id} counted %v times, want at least 3", n)
+		}
+		if n := sample(t, m, `momopay_http_requests_total{method="POST",route="/callbacks/{operator}",status="200"}`); n < 2 {
+			t.Errorf("callbacks counted %v times, want the sandbox's and ours", n)
+		}
+		if strings.Contains(m, ok["id"].(string)) || strings.Contains(m, s.MerchantID) {
+			t.Error("an id appears in the metrics")
+		}
 
-			wantSample(t, m, `momopay_payments_created_total{operator="AIRTEL"}`, 1)
-			wantSample(t, m, `momopay_payments_created_total{operator="MOOV"}`, 2)
-			wantSample(t, m, `momopay_payments_settled_total{operator="AIRTEL",status="SUCCESS"}`, 1)
-			wantSample(t, m, `momopay_payments_settled_total{operator="MOOV",status="FAILED"}`, 1)
-			wantSample(t, m, `momopay_payments_settled_total{operator="MOOV",status="SUCCESS"}`, 1)
-			wantSample(t, m, `momopay_payment_settle_duration_seconds_count{operator="AIRTEL",status="SUCCESS"}`, 1)
-			// The sandbox payer answers after AnswerDelay: the time to the
-			// final state is that, give or take scheduling.
-			if d := sample(t, m, `momopay_payment_settle_duration_seconds_sum{operator="AIRTEL",status="SUCCESS"}`); d < sandbox.AnswerDelay.Seconds() || d > 60 {
-				t.Errorf("creation to SUCCESS took %v s", d)
-			}
-			wantSample(t, m, `momopay_payment_settle_duration_seconds_bucket{operator="AIRTEL",status="SUCCESS",le="1"}`, 0)
-			wantSample(t, m, `momopay_reconciliation_cases_opened_total{source="callback"}`, 1)
-			wantSample(t, m, `momopay_payments_pending`, 0)
-			wantSample(t, m, `momopay_payments_pending_overdue`, 0)
+		wantSample(t, m, `momopay_payments_created_total{operator="AIRTEL"}`, 1)
+		wantSample(t, m, `momopay_payments_created_total{operator="MOOV"}`, 2)
+		wantSample(t, m, `momopay_payments_settled_total{operator="AIRTEL",status="SUCCESS"}`, 1)
+		wantSample(t, m, `momopay_payments_settled_total{operator="MOOV",status="FAILED"}`, 1)
+		wantSample(t, m, `momopay_payments_settled_total{operator="MOOV",status="SUCCESS"}`, 1)
+		wantSample(t, m, `momopay_payment_settle_duration_seconds_count{operator="AIRTEL",status="SUCCESS"}`, 1)
+		// The sandbox payer answers after AnswerDelay: the time to the
+		// final state is that, give or take scheduling.
+		if d := sample(t, m, `momopay_payment_settle_duration_seconds_sum{operator="AIRTEL",status="SUCCESS"}`); d < sandbox.AnswerDelay.Seconds() || d > 60 {
+			t.Errorf("creation to SUCCESS took %v s", d)
+		}
+		wantSample(t, m, `momopay_payment_settle_duration_seconds_bucket{operator="AIRTEL",status="SUCCESS",le="1"}`, 0)
+		wantSample(t, m, `momopay_reconciliation_cases_opened_total{source="callback"}`, 1)
+		wantSample(t, m, `momopay_payments_pending`, 0)
+		wantSample(t, m, `momopay_payments_pending_overdue`, 0)
 
-			wantSample(t, m, `momopay_operator_requests_total{operation="request_payment",operator="AIRTEL",outcome="ok"}`, 1)
-			wantSample(t, m, `momopay_operator_requests_total{operation="request_payment",operator="AIRTEL",outcome="unavailable"}`, 5)
-			wantSample(t, m, `momopay_operator_requests_total{operation="request_payment",operator="AIRTEL",outcome="circuit_open"}`, 1)
-			wantSample(t, m, `momopay_operator_requests_total{operation="request_payment",operator="MOOV",outcome="ok"}`, 2)
-			wantSample(t, m, `momopay_operator_request_duration_seconds_count{operation="request_payment",operator="AIRTEL"}`, 6)
-			wantSample(t, m, `momopay_operator_breaker_state{operator="AIRTEL"}`, 2)
-			wantSample(t, m, `momopay_operator_breaker_open_circuits{operator="AIRTEL"}`, 1)
-			wantSample(t, m, `momopay_operator_breaker_state{operator="MOOV"}`, 0)
+		wantSample(t, m, `momopay_operator_requests_total{operation="request_payment",operator="AIRTEL",outcome="ok"}`, 1)
+		wantSample(t, m, `momopay_operator_requests_total{operation="request_payment",operator="AIRTEL",outcome="unavailable"}`, 5)
+		wantSample(t, m, `momopay_operator_requests_total{operation="request_payment",operator="AIRTEL",outcome="circuit_open"}`, 1)
+		wantSample(t, m, `momopay_operator_requests_total{operation="request_payment",operator="MOOV",outcome="ok"}`, 2)
+		wantSample(t, m, `momopay_operator_request_duration_seconds_count{operation="request_payment",operator="AIRTEL"}`, 6)
+		wantSample(t, m, `momopay_operator_breaker_state{operator="AIRTEL"}`, 2)
+		wantSample(t, m, `momopay_operator_breaker_open_circuits{operator="AIRTEL"}`, 1)
+		wantSample(t, m, `momopay_operator_breaker_state{operator="MOOV"}`, 0)
 
-			wantSample(t, m, `momopay_webhook_attempts_total{outcome="delivered"}`, 2)
-			wantSample(t, m, `momopay_webhook_attempt_duration_seconds_count{outcome="delivered"}`, 2)
-			wantSample(t, m, `momopay_webhook_deliveries_undelivered`, 0)
-			// Each created payment keeps its expiry check scheduled at
-			// expires_at, 5 minutes on.
-			if n := sample(t, m, `momopay_jobs{queue="payments",state="scheduled"}`); n < 3 {
-				t.Errorf("scheduled payment jobs: %v, want the 3 expiry checks at least", n)
+		wantSample(t, m, `momopay_webhook_attempts_total{outcome="delivered"}`, 2)
+		wantSample(t, m, `momopay_webhook_attempt_duration_seconds_count{outcome="delivered"}`, 2)
+		wantSample(t, m, `momopay_webhook_deliveries_undelivered`, 0)
+		// Each created payment keeps its expiry check scheduled at
+		// expires_at, 5 minutes on.
+		if n := sample(t, m, `momopay_jobs{queue="payments",state="scheduled"}`); n < 3 {
+			t.Errorf("scheduled payment jobs: %v, want the 3 expiry checks at least", n)
+		}
+		sample(t, m, `momopay_jobs_oldest_due_age_seconds{queue="webhooks"}`)
+		wantSample(t, m, `momopay_database_up`, 1)
+		sample(t, m, `go_goroutines`)
+		// The connection pools: PostgreSQL's one, SQLite's writer and
+		// readers, each with its waits for a free connection.
+		pools := map[string][]string{"postgres": {"main"}, "sqlite": {"writer", "readers"}}[engine]
+		for _, pool := range pools {
+			if n := sample(t, m, `go_sql_open_connections{db_name="`+pool+`"}`); n < 1 {
+				t.Errorf("pool %s: %v connections open", pool, n)
 			}
-			sample(t, m, `momopay_jobs_oldest_due_age_seconds{queue="webhooks"}`)
-			wantSample(t, m, `momopay_database_up`, 1)
-			sample(t, m, `go_goroutines`)
-			// The connection pools: PostgreSQL's one, SQLite's writer and
-			// readers, each with its waits for a free connection.
-			pools := map[string][]string{"postgres": {"main"}, "sqlite": {"writer", "readers"}}[engine]
-			for _, pool := range pools {
-				if n := sample(t, m, `go_sql_open_connections{db_name="`+pool+`"}`); n < 1 {
-					t.Errorf("pool %s: %v connections open", pool, n)
-				}
-				sample(t, m, `go_sql_wait_count_total{db_name="`+pool+`"}`)
-				sample(t, m, `go_sql_wait_duration_seconds_total{db_name="`+pool+`"}`)
-			}
-			if n := sample(t, m, `go_sql_max_open_connections{db_name="`+pools[0]+`"}`); n != map[string]float64{"postgres": 20, "sqlite": 1}[engine] {
-				t.Errorf("pool %s: at most %v connections", pools[0], n)
-			}
-		})
-	}
+			sample(t, m, `go_sql_wait_count_total{db_name="`+pool+`"}`)
+			sample(t, m, `go_sql_wait_duration_seconds_total{db_name="`+pool+`"}`)
+		}
+		if n := sample(t, m, `go_sql_max_open_connections{db_name="`+pools[0]+`"}`); n != map[string]float64{"postgres": 20, "sqlite": 1}[engine] {
+			t.Errorf("pool %s: at most %v connections", pools[0], n)
+		}
+	})
 }
 
 // TestBacklogMetrics: with no worker running (as when every process is
@@ -287,93 +284,90 @@ func TestMetricsAfterTraffic(t *testing.T) {
 // webhook delivery is given up; the metrics say so, and /readyz refuses
 // traffic because the job client does not run.
 func TestBacklogMetrics(t *testing.T) {
-	for _, engine := range testdb.Engines {
-		t.Run(engine, func(t *testing.T) {
-			t.Parallel()
-			// River schedules with the wall clock: the service's clock
-			// starts ten minutes ago, so the payment's jobs are long due.
-			clk := testserver.NewClock(time.Now().Add(-10 * time.Minute))
-			a, err := app.Open(t.Context(), app.Config{
-				DatabaseURL: testdb.URL(t, engine), Now: clk.Now, MetricsRefresh: time.Nanosecond,
-				Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
-			})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer a.Close()
-			m, err := a.Merchants.Create(t.Context(), "Backlog", "backlog@example.com", "correct horse battery", clk.Now())
-			if err != nil {
-				t.Fatal(err)
-			}
-			ctx := t.Context()
-			initiate(t, a, m.ID, "stuck-1", sandbox.PhoneNoAnswer)
-			// A payment settled while its merchant's endpoints were enabled:
-			// the delivery to the one disabled next finds it disabled and is
-			// undelivered; the other's waits, due.
-			ep, err := a.Webhooks.CreateEndpoint(ctx, m.ID, "http://127.0.0.1:9/hook")
-			if err != nil {
-				t.Fatal(err)
-			}
-			if _, err := a.Webhooks.CreateEndpoint(ctx, m.ID, "http://127.0.0.1:9/other"); err != nil {
-				t.Fatal(err)
-			}
-			paid := initiate(t, a, m.ID, "paid-1", sandbox.PhoneSuccess)
-			if _, _, err := a.Payments.Settle(ctx, m.ID, paid.ID, payment.StatusSuccess, payment.SourceSandbox, ""); err != nil {
-				t.Fatal(err)
-			}
-			if _, err := a.Webhooks.SetEndpointEnabled(ctx, m.ID, ep.ID, false); err != nil {
-				t.Fatal(err)
-			}
-			admin := serveAdmin(t, a)
-			wantSample(t, scrape(t, admin), `momopay_webhook_deliveries_undelivered`, 0)
-			deliveries, err := a.Webhooks.Deliveries(ctx, m.ID, 10)
-			if err != nil || len(deliveries) != 2 {
-				t.Fatalf("deliveries: %v %v", deliveries, err)
-			}
-			for _, d := range deliveries {
-				if d.EndpointID != ep.ID {
-					continue
-				}
-				if _, err := a.Webhooks.Attempt(ctx, m.ID, d.ID); err != nil {
-					t.Fatal(err)
-				}
-			}
-
-			scraped := scrape(t, admin)
-			wantSample(t, scraped, `momopay_webhook_deliveries_undelivered`, 1)
-			wantSample(t, scraped, `momopay_payments_pending`, 1)
-			wantSample(t, scraped, `momopay_payments_pending_overdue`, 0)
-			// Each payment's first poll was due 3 s after creation and its
-			// expiry check 5 minutes after, both in the past for River: all
-			// four are available and wait, the oldest for almost 10 minutes.
-			// The webhook "queue" is the pending deliveries: the one not
-			// attempted is due since the settlement.
-			wantSample(t, scraped, `momopay_jobs{queue="payments",state="available"}`, 4)
-			wantSample(t, scraped, `momopay_jobs{queue="payments",state="scheduled"}`, 0)
-			wantSample(t, scraped, `momopay_jobs{queue="webhooks",state="available"}`, 1)
-			wantSample(t, scraped, `momopay_jobs{queue="webhooks",state="running"}`, 0)
-			wantSample(t, scraped, `momopay_jobs{queue="webhooks",state="scheduled"}`, 0)
-			if age := sample(t, scraped, `momopay_jobs_oldest_due_age_seconds{queue="payments"}`); age < 590 || age > 900 {
-				t.Errorf("oldest due payment job waited %v s, want about 597", age)
-			}
-			// It was due at the settlement, by the service's clock.
-			if age := sample(t, scraped, `momopay_jobs_oldest_due_age_seconds{queue="webhooks"}`); age < 590 || age > 900 {
-				t.Errorf("oldest due delivery waited %v s, want about 597", age)
-			}
-
-			// 20 s past expires_at is the expiry check's own time (its last
-			// enquiry may be asked again), not yet overdue; a minute is.
-			clk.Advance(5*time.Minute + 20*time.Second)
-			wantSample(t, scrape(t, admin), `momopay_payments_pending_overdue`, 0)
-			clk.Advance(40 * time.Second)
-			wantSample(t, scrape(t, admin), `momopay_payments_pending_overdue`, 1)
-
-			code, body := get(t, admin+"/readyz")
-			if code != http.StatusServiceUnavailable || !strings.Contains(body, "job client not running") {
-				t.Errorf("/readyz without Serve: %d %s", code, body)
-			}
+	testdb.Each(t, func(t *testing.T, engine string) {
+		// River schedules with the wall clock: the service's clock
+		// starts ten minutes ago, so the payment's jobs are long due.
+		clk := testserver.NewClock(time.Now().Add(-10 * time.Minute))
+		a, err := app.Open(t.Context(), app.Config{
+			DatabaseURL: testdb.URL(t, engine), Now: clk.Now, MetricsRefresh: time.Nanosecond,
+			Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
 		})
-	}
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer a.Close()
+		m, err := a.Merchants.Create(t.Context(), "Backlog", "backlog@example.com", "correct horse battery", clk.Now())
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx := t.Context()
+		initiate(t, a, m.ID, "stuck-1", sandbox.PhoneNoAnswer)
+		// A payment settled while its merchant's endpoints were enabled:
+		// the delivery to the one disabled next finds it disabled and is
+		// undelivered; the other's waits, due.
+		ep, err := a.Webhooks.CreateEndpoint(ctx, m.ID, "http://127.0.0.1:9/hook")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := a.Webhooks.CreateEndpoint(ctx, m.ID, "http://127.0.0.1:9/other"); err != nil {
+			t.Fatal(err)
+		}
+		paid := initiate(t, a, m.ID, "paid-1", sandbox.PhoneSuccess)
+		if _, _, err := a.Payments.Settle(ctx, m.ID, paid.ID, payment.StatusSuccess, payment.SourceSandbox, ""); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := a.Webhooks.SetEndpointEnabled(ctx, m.ID, ep.ID, false); err != nil {
+			t.Fatal(err)
+		}
+		admin := serveAdmin(t, a)
+		wantSample(t, scrape(t, admin), `momopay_webhook_deliveries_undelivered`, 0)
+		deliveries, err := a.Webhooks.Deliveries(ctx, m.ID, 10)
+		if err != nil || len(deliveries) != 2 {
+			t.Fatalf("deliveries: %v %v", deliveries, err)
+		}
+		for _, d := range deliveries {
+			if d.EndpointID != ep.ID {
+				continue
+			}
+			if _, err := a.Webhooks.Attempt(ctx, m.ID, d.ID); err != nil {
+				t.Fatal(err)
+			}
+		}
+
+		scraped := scrape(t, admin)
+		wantSample(t, scraped, `momopay_webhook_deliveries_undelivered`, 1)
+		wantSample(t, scraped, `momopay_payments_pending`, 1)
+		wantSample(t, scraped, `momopay_payments_pending_overdue`, 0)
+		// Each payment's first poll was due 3 s after creation and its
+		// expiry check 5 minutes after, both in the past for River: all
+		// four are available and wait, the oldest for almost 10 minutes.
+		// The webhook "queue" is the pending deliveries: the one not
+		// attempted is due since the settlement.
+		wantSample(t, scraped, `momopay_jobs{queue="payments",state="available"}`, 4)
+		wantSample(t, scraped, `momopay_jobs{queue="payments",state="scheduled"}`, 0)
+		wantSample(t, scraped, `momopay_jobs{queue="webhooks",state="available"}`, 1)
+		wantSample(t, scraped, `momopay_jobs{queue="webhooks",state="running"}`, 0)
+		wantSample(t, scraped, `momopay_jobs{queue="webhooks",state="scheduled"}`, 0)
+		if age := sample(t, scraped, `momopay_jobs_oldest_due_age_seconds{queue="payments"}`); age < 590 || age > 900 {
+			t.Errorf("oldest due payment job waited %v s, want about 597", age)
+		}
+		// It was due at the settlement, by the service's clock.
+		if age := sample(t, scraped, `momopay_jobs_oldest_due_age_seconds{queue="webhooks"}`); age < 590 || age > 900 {
+			t.Errorf("oldest due delivery waited %v s, want about 597", age)
+		}
+
+		// 20 s past expires_at is the expiry check's own time (its last
+		// enquiry may be asked again), not yet overdue; a minute is.
+		clk.Advance(5*time.Minute + 20*time.Second)
+		wantSample(t, scrape(t, admin), `momopay_payments_pending_overdue`, 0)
+		clk.Advance(40 * time.Second)
+		wantSample(t, scrape(t, admin), `momopay_payments_pending_overdue`, 1)
+
+		code, body := get(t, admin+"/readyz")
+		if code != http.StatusServiceUnavailable || !strings.Contains(body, "job client not running") {
+			t.Errorf("/readyz without Serve: %d %s", code, body)
+		}
+	})
 }
 
 // serveAdmin serves a's admin listener on a loopback port until the test ends.

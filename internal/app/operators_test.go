@@ -73,103 +73,100 @@ func autoRefunds(t *testing.T, a *app.App) []string {
 // the late SUCCESS; off (the default), the late SUCCESS is only recorded
 // for reconciliation.
 func TestAutoRefundLateSuccess(t *testing.T) {
-	for _, engine := range testdb.Engines {
-		t.Run(engine, func(t *testing.T) {
-			t.Parallel()
-			a, clk, merchant := openIdle(t, engine)
-			if on, err := a.Refunds.AutoRefundLateSuccess(t.Context(), merchant); err != nil || on {
-				t.Fatalf("default policy: %v %v, want off", on, err)
-			}
-			if _, err := a.Refunds.SetAutoRefundLateSuccess(t.Context(), merchant, true); err != nil {
+	testdb.Each(t, func(t *testing.T, engine string) {
+		a, clk, merchant := openIdle(t, engine)
+		if on, err := a.Refunds.AutoRefundLateSuccess(t.Context(), merchant); err != nil || on {
+			t.Fatalf("default policy: %v %v, want off", on, err)
+		}
+		if _, err := a.Refunds.SetAutoRefundLateSuccess(t.Context(), merchant, true); err != nil {
+			t.Fatal(err)
+		}
+		other, err := a.Merchants.Create(t.Context(), "Other", "other@example.com", "correct horse battery", clk.Now())
+		if err != nil {
+			t.Fatal(err)
+		}
+		on := initiateAirtel(t, a, merchant, "late-on", "+23560000003")
+		off := initiateAirtel(t, a, other.ID, "late-off", "+23560000003")
+		clk.Advance(payment.DefaultPendingTTL)
+		for _, tx := range []*payment.Transaction{on, off} {
+			if _, err := a.Payments.Expire(t.Context(), tx.MerchantID, tx.ID); err != nil {
 				t.Fatal(err)
 			}
-			other, err := a.Merchants.Create(t.Context(), "Other", "other@example.com", "correct horse battery", clk.Now())
-			if err != nil {
-				t.Fatal(err)
+			assertStatus(t, a, tx.MerchantID, tx.ID, payment.StatusTimeout)
+			// The payer confirms late.
+			got, changed, err := a.AnswerSandboxPayment(t.Context(), tx.MerchantID, tx.ID, true)
+			if err != nil || changed || got.Status != payment.StatusTimeout {
+				t.Fatalf("late confirmation: %v changed=%v err=%v", got, changed, err)
 			}
-			on := initiateAirtel(t, a, merchant, "late-on", "+23560000003")
-			off := initiateAirtel(t, a, other.ID, "late-off", "+23560000003")
-			clk.Advance(payment.DefaultPendingTTL)
-			for _, tx := range []*payment.Transaction{on, off} {
-				if _, err := a.Payments.Expire(t.Context(), tx.MerchantID, tx.ID); err != nil {
-					t.Fatal(err)
-				}
-				assertStatus(t, a, tx.MerchantID, tx.ID, payment.StatusTimeout)
-				// The payer confirms late.
-				got, changed, err := a.AnswerSandboxPayment(t.Context(), tx.MerchantID, tx.ID, true)
-				if err != nil || changed || got.Status != payment.StatusTimeout {
-					t.Fatalf("late confirmation: %v changed=%v err=%v", got, changed, err)
-				}
+		}
+		// The late SUCCESS only queued the refund; its job makes it.
+		if refunds, err := a.Refunds.List(t.Context(), merchant, on.ID); err != nil || len(refunds) != 0 {
+			t.Fatalf("refunds before the job ran: %+v %v", refunds, err)
+		}
+		if ran := autoRefunds(t, a); len(ran) != 2 || !slices.Contains(ran, on.ID) || !slices.Contains(ran, off.ID) {
+			t.Fatalf("auto-refund jobs for %v, want one per late SUCCESS", ran)
+		}
+		refunds, err := a.Refunds.List(t.Context(), merchant, on.ID)
+		if err != nil || len(refunds) != 1 || refunds[0].Status != payment.RefundRefunded ||
+			refunds[0].RequestedBy != payment.AutoRefundRequester || refunds[0].Amount != 5000 {
+			t.Fatalf("policy on: refunds %+v %v", refunds, err)
+		}
+		if refunds, _ := a.Refunds.List(t.Context(), other.ID, off.ID); len(refunds) != 0 {
+			t.Fatalf("policy off: refunds %+v", refunds)
+		}
+		// The service's own refund is in the merchant's audit log, asked
+		// and answered, in its own name; the other merchant's log has none.
+		var logged []string
+		entries, err := a.AuditLog.List(t.Context(), merchant, time.Time{}, "", 100)
+		for _, e := range entries {
+			if e.Email == payment.AutoRefundActor.Name && strings.Contains(e.Target, refunds[0].ID) {
+				logged = append(logged, e.Action)
 			}
-			// The late SUCCESS only queued the refund; its job makes it.
-			if refunds, err := a.Refunds.List(t.Context(), merchant, on.ID); err != nil || len(refunds) != 0 {
-				t.Fatalf("refunds before the job ran: %+v %v", refunds, err)
+		}
+		slices.Sort(logged) // the test's clock stands still: both entries have one time
+		if err != nil || !slices.Equal(logged, []string{team.ActionRefundAnswered, team.ActionRefundRequested}) {
+			t.Errorf("auto-refund in the audit log: %q, %v", logged, err)
+		}
+		if entries, _ := a.AuditLog.List(t.Context(), other.ID, time.Time{}, "", 100); len(entries) != 0 {
+			t.Errorf("the other merchant's audit log: %+v", entries)
+		}
+		// Several ids at once stay scoped to the merchant asking.
+		if refunds, err := a.Refunds.List(t.Context(), other.ID, on.ID, off.ID, "not-an-id"); err != nil || len(refunds) != 0 {
+			t.Fatalf("the other merchant reads %+v, %v", refunds, err)
+		}
+		if refunds, err := a.Refunds.List(t.Context(), merchant, off.ID, on.ID, "not-an-id"); err != nil || len(refunds) != 1 || refunds[0].TransactionID != on.ID {
+			t.Fatalf("several ids: %+v, %v", refunds, err)
+		}
+		cases, _ := a.Cases.List(t.Context())
+		late := 0
+		for _, c := range cases {
+			if c.FinalStatus == payment.StatusTimeout && c.ReportedStatus == payment.StatusSuccess {
+				late++
 			}
-			if ran := autoRefunds(t, a); len(ran) != 2 || !slices.Contains(ran, on.ID) || !slices.Contains(ran, off.ID) {
-				t.Fatalf("auto-refund jobs for %v, want one per late SUCCESS", ran)
-			}
-			refunds, err := a.Refunds.List(t.Context(), merchant, on.ID)
-			if err != nil || len(refunds) != 1 || refunds[0].Status != payment.RefundRefunded ||
-				refunds[0].RequestedBy != payment.AutoRefundRequester || refunds[0].Amount != 5000 {
-				t.Fatalf("policy on: refunds %+v %v", refunds, err)
-			}
-			if refunds, _ := a.Refunds.List(t.Context(), other.ID, off.ID); len(refunds) != 0 {
-				t.Fatalf("policy off: refunds %+v", refunds)
-			}
-			// The service's own refund is in the merchant's audit log, asked
-			// and answered, in its own name; the other merchant's log has none.
-			var logged []string
-			entries, err := a.AuditLog.List(t.Context(), merchant, time.Time{}, "", 100)
-			for _, e := range entries {
-				if e.Email == payment.AutoRefundActor.Name && strings.Contains(e.Target, refunds[0].ID) {
-					logged = append(logged, e.Action)
-				}
-			}
-			slices.Sort(logged) // the test's clock stands still: both entries have one time
-			if err != nil || !slices.Equal(logged, []string{team.ActionRefundAnswered, team.ActionRefundRequested}) {
-				t.Errorf("auto-refund in the audit log: %q, %v", logged, err)
-			}
-			if entries, _ := a.AuditLog.List(t.Context(), other.ID, time.Time{}, "", 100); len(entries) != 0 {
-				t.Errorf("the other merchant's audit log: %+v", entries)
-			}
-			// Several ids at once stay scoped to the merchant asking.
-			if refunds, err := a.Refunds.List(t.Context(), other.ID, on.ID, off.ID, "not-an-id"); err != nil || len(refunds) != 0 {
-				t.Fatalf("the other merchant reads %+v, %v", refunds, err)
-			}
-			if refunds, err := a.Refunds.List(t.Context(), merchant, off.ID, on.ID, "not-an-id"); err != nil || len(refunds) != 1 || refunds[0].TransactionID != on.ID {
-				t.Fatalf("several ids: %+v, %v", refunds, err)
-			}
-			cases, _ := a.Cases.List(t.Context())
-			late := 0
-			for _, c := range cases {
-				if c.FinalStatus == payment.StatusTimeout && c.ReportedStatus == payment.StatusSuccess {
-					late++
-				}
-			}
-			if late != 2 {
-				t.Errorf("%d late SUCCESS cases, want one per payment: %+v", late, cases)
-			}
-			// The operator's reference came with the late outcome.
-			if tx, _ := a.Transactions.Transaction(t.Context(), merchant, on.ID); tx.OperatorRef != airtelsim.AirtelMoneyID(on.InternalRef) {
-				t.Errorf("operator reference %q", tx.OperatorRef)
-			}
-			// A second late report queues no second refund, and the job
-			// run again (a retry, a rescue) refunds nothing more.
-			if _, _, err := a.AnswerSandboxPayment(t.Context(), merchant, on.ID, true); err != nil {
-				t.Fatal(err)
-			}
-			if wait, err := a.Payments.AutoRefund(t.Context(), merchant, on.ID); err != nil || wait != 0 {
-				t.Fatalf("auto-refund run again: %s %v", wait, err)
-			}
-			var queued int
-			if err := a.DB.QueryRowContext(t.Context(), `SELECT COUNT(*) FROM river_job WHERE kind = 'payment_auto_refund'`).Scan(&queued); err != nil || queued != 2 {
-				t.Errorf("%d auto-refund jobs after a second late report (%v), want 2", queued, err)
-			}
-			if refunds, _ := a.Refunds.List(t.Context(), merchant, on.ID); len(refunds) != 1 {
-				t.Errorf("second late report: %d refunds", len(refunds))
-			}
-		})
-	}
+		}
+		if late != 2 {
+			t.Errorf("%d late SUCCESS cases, want one per payment: %+v", late, cases)
+		}
+		// The operator's reference came with the late outcome.
+		if tx, _ := a.Transactions.Transaction(t.Context(), merchant, on.ID); tx.OperatorRef != airtelsim.AirtelMoneyID(on.InternalRef) {
+			t.Errorf("operator reference %q", tx.OperatorRef)
+		}
+		// A second late report queues no second refund, and the job
+		// run again (a retry, a rescue) refunds nothing more.
+		if _, _, err := a.AnswerSandboxPayment(t.Context(), merchant, on.ID, true); err != nil {
+			t.Fatal(err)
+		}
+		if wait, err := a.Payments.AutoRefund(t.Context(), merchant, on.ID); err != nil || wait != 0 {
+			t.Fatalf("auto-refund run again: %s %v", wait, err)
+		}
+		var queued int
+		if err := a.DB.QueryRowContext(t.Context(), `SELECT COUNT(*) FROM river_job WHERE kind = 'payment_auto_refund'`).Scan(&queued); err != nil || queued != 2 {
+			t.Errorf("%d auto-refund jobs after a second late report (%v), want 2", queued, err)
+		}
+		if refunds, _ := a.Refunds.List(t.Context(), merchant, on.ID); len(refunds) != 1 {
+			t.Errorf("second late report: %d refunds", len(refunds))
+		}
+	})
 }
 
 // TestLateCallbackWaitsForNoRefund: Airtel's callback of a late SUCCESS is
@@ -177,68 +174,65 @@ func TestAutoRefundLateSuccess(t *testing.T) {
 // may take up to its 20 s to answer. Before, the callback made the refund
 // itself: here it sat until the refund's answer was lost (UNKNOWN).
 func TestLateCallbackWaitsForNoRefund(t *testing.T) {
-	for _, engine := range testdb.Engines {
-		t.Run(engine, func(t *testing.T) {
-			t.Parallel()
-			clk := liveClock()
-			asked := make(chan struct{}, 1)
-			answer := make(chan struct{})
-			var answered sync.Once
-			release := func() { answered.Do(func() { close(answer) }) }
-			sim, env := fakeAirtel(t, clk, func(sim http.Handler) http.Handler {
-				return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-					if strings.HasSuffix(r.URL.Path, "/payments/refund") {
-						select {
-						case asked <- struct{}{}:
-						default:
-						}
-						select {
-						case <-answer:
-						case <-r.Context().Done():
-							return
-						}
+	testdb.Each(t, func(t *testing.T, engine string) {
+		clk := liveClock()
+		asked := make(chan struct{}, 1)
+		answer := make(chan struct{})
+		var answered sync.Once
+		release := func() { answered.Do(func() { close(answer) }) }
+		sim, env := fakeAirtel(t, clk, func(sim http.Handler) http.Handler {
+			return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if strings.HasSuffix(r.URL.Path, "/payments/refund") {
+					select {
+					case asked <- struct{}{}:
+					default:
 					}
-					sim.ServeHTTP(w, r)
-				})
+					select {
+					case <-answer:
+					case <-r.Context().Done():
+						return
+					}
+				}
+				sim.ServeHTTP(w, r)
 			})
-			t.Cleanup(release) // before the fake server closes, which waits for its requests
-			a := openLive(t, testdb.URL(t, engine), clk, env)
-			ctx := t.Context()
-			m := liveMerchant(t, a, clk)
-			if _, err := a.Refunds.SetAutoRefundLateSuccess(ctx, m, true); err != nil {
-				t.Fatal(err)
-			}
-			tx := initiateAirtel(t, a, m, "late-callback", "+23566000000")
-			clk.Advance(tx.ExpiresAt.Sub(clk.Now()))
-			if _, err := a.Payments.Expire(ctx, m, tx.ID); err != nil {
-				t.Fatal(err)
-			}
-			assertStatus(t, a, m, tx.ID, payment.StatusTimeout)
-			if err := sim.AnswerPayment(ctx, tx.InternalRef, true); err != nil {
-				t.Fatal(err)
-			}
-			paid := operator.Outcome{State: operator.Succeeded, Code: "TS", OperatorRef: airtelsim.AirtelMoneyID(tx.InternalRef)}
-			if err := a.Payments.HandleCallback(ctx, payment.OperatorAirtel, operator.Callback{Ref: tx.InternalRef, Outcome: paid}); err != nil {
-				t.Fatal(err)
-			}
-			select {
-			case <-asked:
-				t.Fatal("the callback asked Airtel for the refund itself")
-			default:
-			}
-			if refunds, err := a.Refunds.List(ctx, m, tx.ID); err != nil || len(refunds) != 0 {
-				t.Fatalf("refunds once the callback is answered: %+v %v, want none yet", refunds, err)
-			}
-			release()
-			if ran := autoRefunds(t, a); !slices.Equal(ran, []string{tx.ID}) {
-				t.Fatalf("auto-refund jobs for %v, want %s", ran, tx.ID)
-			}
-			refunds, err := a.Refunds.List(ctx, m, tx.ID)
-			if err != nil || len(refunds) != 1 || refunds[0].Status != payment.RefundRefunded {
-				t.Fatalf("after the job: %+v %v, want one REFUNDED", refunds, err)
-			}
 		})
-	}
+		t.Cleanup(release) // before the fake server closes, which waits for its requests
+		a := openLive(t, testdb.URL(t, engine), clk, env)
+		ctx := t.Context()
+		m := liveMerchant(t, a, clk)
+		if _, err := a.Refunds.SetAutoRefundLateSuccess(ctx, m, true); err != nil {
+			t.Fatal(err)
+		}
+		tx := initiateAirtel(t, a, m, "late-callback", "+23566000000")
+		clk.Advance(tx.ExpiresAt.Sub(clk.Now()))
+		if _, err := a.Payments.Expire(ctx, m, tx.ID); err != nil {
+			t.Fatal(err)
+		}
+		assertStatus(t, a, m, tx.ID, payment.StatusTimeout)
+		if err := sim.AnswerPayment(ctx, tx.InternalRef, true); err != nil {
+			t.Fatal(err)
+		}
+		paid := operator.Outcome{State: operator.Succeeded, Code: "TS", OperatorRef: airtelsim.AirtelMoneyID(tx.InternalRef)}
+		if err := a.Payments.HandleCallback(ctx, payment.OperatorAirtel, operator.Callback{Ref: tx.InternalRef, Outcome: paid}); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case <-asked:
+			t.Fatal("the callback asked Airtel for the refund itself")
+		default:
+		}
+		if refunds, err := a.Refunds.List(ctx, m, tx.ID); err != nil || len(refunds) != 0 {
+			t.Fatalf("refunds once the callback is answered: %+v %v, want none yet", refunds, err)
+		}
+		release()
+		if ran := autoRefunds(t, a); !slices.Equal(ran, []string{tx.ID}) {
+			t.Fatalf("auto-refund jobs for %v, want %s", ran, tx.ID)
+		}
+		refunds, err := a.Refunds.List(ctx, m, tx.ID)
+		if err != nil || len(refunds) != 1 || refunds[0].Status != payment.RefundRefunded {
+			t.Fatalf("after the job: %+v %v, want one REFUNDED", refunds, err)
+		}
+	})
 }
 
 // TestLateFailureNamesNoRefundTarget: after TIMEOUT, a late FAILED report
@@ -246,39 +240,36 @@ func TestLateCallbackWaitsForNoRefund(t *testing.T) {
 // the payment Airtel reported paid. Before, the FAILED report's id was
 // kept as the payment's and the auto-refund was sent for it.
 func TestLateFailureNamesNoRefundTarget(t *testing.T) {
-	for _, engine := range testdb.Engines {
-		t.Run(engine, func(t *testing.T) {
-			t.Parallel()
-			a, clk, merchant := openIdle(t, engine)
-			if _, err := a.Refunds.SetAutoRefundLateSuccess(t.Context(), merchant, true); err != nil {
-				t.Fatal(err)
-			}
-			tx := initiateAirtel(t, a, merchant, "late-failed-then-paid", "+23560000003")
-			clk.Advance(payment.DefaultPendingTTL)
-			if _, err := a.Payments.Expire(t.Context(), merchant, tx.ID); err != nil {
-				t.Fatal(err)
-			}
-			failed := operator.Outcome{State: operator.Failed, Reason: operator.ReasonOther, Code: "TF", OperatorRef: "AM-SOMEONE-ELSE"}
-			if err := a.Payments.SettleByRef(t.Context(), payment.OperatorAirtel, tx.InternalRef, failed, payment.SourceCallback); err != nil {
-				t.Fatal(err)
-			}
-			if got, _ := a.Transactions.Transaction(t.Context(), merchant, tx.ID); got.OperatorRef != "" {
-				t.Errorf("after a late FAILED: operator reference %q, want none", got.OperatorRef)
-			}
-			if _, _, err := a.AnswerSandboxPayment(t.Context(), merchant, tx.ID, true); err != nil {
-				t.Fatal(err)
-			}
-			autoRefunds(t, a)
-			paid := airtelsim.AirtelMoneyID(tx.InternalRef)
-			if got, _ := a.Transactions.Transaction(t.Context(), merchant, tx.ID); got.OperatorRef != paid {
-				t.Errorf("after the late SUCCESS: operator reference %q, want %q", got.OperatorRef, paid)
-			}
-			refunds, err := a.Refunds.List(t.Context(), merchant, tx.ID)
-			if err != nil || len(refunds) != 1 || refunds[0].Status != payment.RefundRefunded || refunds[0].OperatorRef != paid {
-				t.Errorf("refunds %+v %v, want one REFUNDED of %s", refunds, err, paid)
-			}
-		})
-	}
+	testdb.Each(t, func(t *testing.T, engine string) {
+		a, clk, merchant := openIdle(t, engine)
+		if _, err := a.Refunds.SetAutoRefundLateSuccess(t.Context(), merchant, true); err != nil {
+			t.Fatal(err)
+		}
+		tx := initiateAirtel(t, a, merchant, "late-failed-then-paid", "+23560000003")
+		clk.Advance(payment.DefaultPendingTTL)
+		if _, err := a.Payments.Expire(t.Context(), merchant, tx.ID); err != nil {
+			t.Fatal(err)
+		}
+		failed := operator.Outcome{State: operator.Failed, Reason: operator.ReasonOther, Code: "TF", OperatorRef: "AM-SOMEONE-ELSE"}
+		if err := a.Payments.SettleByRef(t.Context(), payment.OperatorAirtel, tx.InternalRef, failed, payment.SourceCallback); err != nil {
+			t.Fatal(err)
+		}
+		if got, _ := a.Transactions.Transaction(t.Context(), merchant, tx.ID); got.OperatorRef != "" {
+			t.Errorf("after a late FAILED: operator reference %q, want none", got.OperatorRef)
+		}
+		if _, _, err := a.AnswerSandboxPayment(t.Context(), merchant, tx.ID, true); err != nil {
+			t.Fatal(err)
+		}
+		autoRefunds(t, a)
+		paid := airtelsim.AirtelMoneyID(tx.InternalRef)
+		if got, _ := a.Transactions.Transaction(t.Context(), merchant, tx.ID); got.OperatorRef != paid {
+			t.Errorf("after the late SUCCESS: operator reference %q, want %q", got.OperatorRef, paid)
+		}
+		refunds, err := a.Refunds.List(t.Context(), merchant, tx.ID)
+		if err != nil || len(refunds) != 1 || refunds[0].Status != payment.RefundRefunded || refunds[0].OperatorRef != paid {
+			t.Errorf("refunds %+v %v, want one REFUNDED of %s", refunds, err, paid)
+		}
+	})
 }
 
 // TestSandboxAirtelByHand: the CLI plays the payer through the Airtel
@@ -413,42 +404,39 @@ func TestLiveConfiguration(t *testing.T) {
 // created PENDING, not refused, and the enquiries settle it; a push Airtel
 // refuses with HTTP 200 and success=false frees the reference (503).
 func TestDroppedPushSettlesByPolling(t *testing.T) {
-	for _, engine := range testdb.Engines {
-		t.Run(engine, func(t *testing.T) {
-			t.Parallel()
-			clk := liveClock()
-			sim, env := fakeAirtel(t, clk, func(h http.Handler) http.Handler {
-				return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-					if r.URL.Path == "/merchant/v1/payments/" && strings.Contains(readAndRestore(r), "66000001") {
-						h.ServeHTTP(httptest.NewRecorder(), r)
-						conn, _, _ := w.(http.Hijacker).Hijack()
-						conn.Close()
-						return
-					}
-					h.ServeHTTP(w, r)
-				})
+	testdb.Each(t, func(t *testing.T, engine string) {
+		clk := liveClock()
+		sim, env := fakeAirtel(t, clk, func(h http.Handler) http.Handler {
+			return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if r.URL.Path == "/merchant/v1/payments/" && strings.Contains(readAndRestore(r), "66000001") {
+					h.ServeHTTP(httptest.NewRecorder(), r)
+					conn, _, _ := w.(http.Hijacker).Hijack()
+					conn.Close()
+					return
+				}
+				h.ServeHTTP(w, r)
 			})
-			a := openLive(t, testdb.URL(t, engine), clk, env)
-			m := liveMerchant(t, a, clk)
-			tx := initiateAirtel(t, a, m, "dropped", "+23566000001")
-			if tx.Status != payment.StatusPending {
-				t.Fatalf("dropped push: %s", tx.Status)
-			}
-			if err := sim.AnswerPayment(t.Context(), tx.InternalRef, true); err != nil {
-				t.Fatalf("Airtel never got the push: %v", err)
-			}
-			pollToEnd(t, a, clk, m, tx.ID)
-			assertStatus(t, a, m, tx.ID, payment.StatusSuccess)
-
-			_, err := a.Payments.Initiate(t.Context(), m, payment.CreateRequest{Reference: "refused", Amount: 5000, Currency: "XAF", Operator: "AIRTEL", PhoneNumber: "+23560000005"})
-			if payment.ErrorCode(err) != payment.EUNAVAILABLE {
-				t.Fatalf("refused push: %v", err)
-			}
-			if again := initiateAirtel(t, a, m, "refused", "+23566000002"); again.Reference != "refused" {
-				t.Fatalf("the refused reference was not free: %+v", again)
-			}
 		})
-	}
+		a := openLive(t, testdb.URL(t, engine), clk, env)
+		m := liveMerchant(t, a, clk)
+		tx := initiateAirtel(t, a, m, "dropped", "+23566000001")
+		if tx.Status != payment.StatusPending {
+			t.Fatalf("dropped push: %s", tx.Status)
+		}
+		if err := sim.AnswerPayment(t.Context(), tx.InternalRef, true); err != nil {
+			t.Fatalf("Airtel never got the push: %v", err)
+		}
+		pollToEnd(t, a, clk, m, tx.ID)
+		assertStatus(t, a, m, tx.ID, payment.StatusSuccess)
+
+		_, err := a.Payments.Initiate(t.Context(), m, payment.CreateRequest{Reference: "refused", Amount: 5000, Currency: "XAF", Operator: "AIRTEL", PhoneNumber: "+23560000005"})
+		if payment.ErrorCode(err) != payment.EUNAVAILABLE {
+			t.Fatalf("refused push: %v", err)
+		}
+		if again := initiateAirtel(t, a, m, "refused", "+23566000002"); again.Reference != "refused" {
+			t.Fatalf("the refused reference was not free: %+v", again)
+		}
+	})
 }
 
 // readAndRestore returns r's body and puts it back for the next reader.
@@ -464,53 +452,50 @@ func readAndRestore(r *http.Request) string {
 // again, and settles SUCCESS once Airtel answers. An Airtel that stays
 // unreachable gets TIMEOUT, within the grace.
 func TestFailedLastEnquiryIsAskedAgain(t *testing.T) {
-	for _, engine := range testdb.Engines {
-		t.Run(engine, func(t *testing.T) {
-			t.Parallel()
-			clk := liveClock()
-			var failing atomic.Bool
-			sim, env := fakeAirtel(t, clk, func(h http.Handler) http.Handler {
-				return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-					if failing.Load() && strings.HasPrefix(r.URL.Path, "/standard/v1/payments/") {
-						http.Error(w, "bad gateway", http.StatusBadGateway)
-						return
-					}
-					h.ServeHTTP(w, r)
-				})
-			})
-			a := openLive(t, testdb.URL(t, engine), clk, env)
-			m := liveMerchant(t, a, clk)
-			ctx := t.Context()
-			paid := initiateAirtel(t, a, m, "paid-late", "+23566000001")
-			unknown := initiateAirtel(t, a, m, "never-known", "+23566000002")
-			clk.Advance(paid.ExpiresAt.Sub(clk.Now()) - time.Second)
-			if err := sim.AnswerPayment(ctx, paid.InternalRef, true); err != nil {
-				t.Fatal(err)
-			}
-			clk.Advance(time.Second)
-
-			failing.Store(true)
-			for _, tx := range []*payment.Transaction{paid, unknown} {
-				if wait, err := a.Payments.Expire(ctx, m, tx.ID); err != nil || wait <= 0 {
-					t.Fatalf("expiry check with the enquiry failing: wait %s, %v; want a retry", wait, err)
+	testdb.Each(t, func(t *testing.T, engine string) {
+		clk := liveClock()
+		var failing atomic.Bool
+		sim, env := fakeAirtel(t, clk, func(h http.Handler) http.Handler {
+			return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if failing.Load() && strings.HasPrefix(r.URL.Path, "/standard/v1/payments/") {
+					http.Error(w, "bad gateway", http.StatusBadGateway)
+					return
 				}
-				assertStatus(t, a, m, tx.ID, payment.StatusPending)
-			}
-			failing.Store(false)
-			clk.Advance(3 * time.Second)
-			if wait, err := a.Payments.Expire(ctx, m, paid.ID); err != nil || wait != 0 {
-				t.Fatalf("expiry check once Airtel answers: wait %s, %v", wait, err)
-			}
-			assertStatus(t, a, m, paid.ID, payment.StatusSuccess)
-
-			failing.Store(true)
-			clk.Advance(13 * time.Second) // 16 s past expires_at: the grace is over
-			if wait, err := a.Payments.Expire(ctx, m, unknown.ID); err != nil || wait != 0 {
-				t.Fatalf("expiry check after the grace: wait %s, %v", wait, err)
-			}
-			assertStatus(t, a, m, unknown.ID, payment.StatusTimeout)
+				h.ServeHTTP(w, r)
+			})
 		})
-	}
+		a := openLive(t, testdb.URL(t, engine), clk, env)
+		m := liveMerchant(t, a, clk)
+		ctx := t.Context()
+		paid := initiateAirtel(t, a, m, "paid-late", "+23566000001")
+		unknown := initiateAirtel(t, a, m, "never-known", "+23566000002")
+		clk.Advance(paid.ExpiresAt.Sub(clk.Now()) - time.Second)
+		if err := sim.AnswerPayment(ctx, paid.InternalRef, true); err != nil {
+			t.Fatal(err)
+		}
+		clk.Advance(time.Second)
+
+		failing.Store(true)
+		for _, tx := range []*payment.Transaction{paid, unknown} {
+			if wait, err := a.Payments.Expire(ctx, m, tx.ID); err != nil || wait <= 0 {
+				t.Fatalf("expiry check with the enquiry failing: wait %s, %v; want a retry", wait, err)
+			}
+			assertStatus(t, a, m, tx.ID, payment.StatusPending)
+		}
+		failing.Store(false)
+		clk.Advance(3 * time.Second)
+		if wait, err := a.Payments.Expire(ctx, m, paid.ID); err != nil || wait != 0 {
+			t.Fatalf("expiry check once Airtel answers: wait %s, %v", wait, err)
+		}
+		assertStatus(t, a, m, paid.ID, payment.StatusSuccess)
+
+		failing.Store(true)
+		clk.Advance(13 * time.Second) // 16 s past expires_at: the grace is over
+		if wait, err := a.Payments.Expire(ctx, m, unknown.ID); err != nil || wait != 0 {
+			t.Fatalf("expiry check after the grace: wait %s, %v", wait, err)
+		}
+		assertStatus(t, a, m, unknown.ID, payment.StatusTimeout)
+	})
 }
 
 // TestDeclinedPushIsFailed: live mode against an Airtel that answers the
@@ -520,37 +505,34 @@ func TestFailedLastEnquiryIsAskedAgain(t *testing.T) {
 // insufficient balance; and however many payers are declined, the circuit
 // breaker stays closed for the next payer.
 func TestDeclinedPushIsFailed(t *testing.T) {
-	for _, engine := range testdb.Engines {
-		t.Run(engine, func(t *testing.T) {
-			t.Parallel()
-			clk := liveClock()
-			_, env := fakeAirtel(t, clk, func(h http.Handler) http.Handler {
-				return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-					if r.URL.Path == "/merchant/v1/payments/" && strings.Contains(readAndRestore(r), "66000009") {
-						w.Header().Set("Content-Type", "application/json")
-						io.WriteString(w, `{"status":{"code":"200","message":"Insufficient balance","result_code":"ESB000011","response_code":"DP00800001007","success":false}}`)
-						return
-					}
-					h.ServeHTTP(w, r)
-				})
+	testdb.Each(t, func(t *testing.T, engine string) {
+		clk := liveClock()
+		_, env := fakeAirtel(t, clk, func(h http.Handler) http.Handler {
+			return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if r.URL.Path == "/merchant/v1/payments/" && strings.Contains(readAndRestore(r), "66000009") {
+					w.Header().Set("Content-Type", "application/json")
+					io.WriteString(w, `{"status":{"code":"200","message":"Insufficient balance","result_code":"ESB000011","response_code":"DP00800001007","success":false}}`)
+					return
+				}
+				h.ServeHTTP(w, r)
 			})
-			a := openLive(t, testdb.URL(t, engine), clk, env)
-			m := liveMerchant(t, a, clk)
-			for i := range 8 {
-				tx := initiateAirtel(t, a, m, fmt.Sprintf("declined-%d", i), "+23566000009")
-				if tx.Status != payment.StatusPending {
-					t.Fatalf("declined push answered %s, want PENDING (the contract's 201)", tx.Status)
-				}
-				got, err := a.Payments.Get(t.Context(), m, tx.ID)
-				if err != nil || got.Status != payment.StatusFailed || got.FailureReason != "insufficient_balance" || got.OperatorCode != "DP00800001007" {
-					t.Fatalf("after a declined push: %+v (%v), want FAILED insufficient_balance DP00800001007", got, err)
-				}
-			}
-			if tx := initiateAirtel(t, a, m, "healthy", "+23566000001"); tx.Status != payment.StatusPending {
-				t.Fatalf("the next payer: %s", tx.Status)
-			}
 		})
-	}
+		a := openLive(t, testdb.URL(t, engine), clk, env)
+		m := liveMerchant(t, a, clk)
+		for i := range 8 {
+			tx := initiateAirtel(t, a, m, fmt.Sprintf("declined-%d", i), "+23566000009")
+			if tx.Status != payment.StatusPending {
+				t.Fatalf("declined push answered %s, want PENDING (the contract's 201)", tx.Status)
+			}
+			got, err := a.Payments.Get(t.Context(), m, tx.ID)
+			if err != nil || got.Status != payment.StatusFailed || got.FailureReason != "insufficient_balance" || got.OperatorCode != "DP00800001007" {
+				t.Fatalf("after a declined push: %+v (%v), want FAILED insufficient_balance DP00800001007", got, err)
+			}
+		}
+		if tx := initiateAirtel(t, a, m, "healthy", "+23566000001"); tx.Status != payment.StatusPending {
+			t.Fatalf("the next payer: %s", tx.Status)
+		}
+	})
 }
 
 // TestServedLiveRefusesSandbox: a database that has served in live mode
@@ -559,39 +541,36 @@ func TestDeclinedPushIsFailed(t *testing.T) {
 // ("sandbox confirm" made a live payment SUCCESS with no money taken). In
 // live mode the same commands work.
 func TestServedLiveRefusesSandbox(t *testing.T) {
-	for _, engine := range testdb.Engines {
-		t.Run(engine, func(t *testing.T) {
-			t.Parallel()
-			clk := liveClock()
-			db := testdb.URL(t, engine)
-			_, env := fakeAirtel(t, clk, nil)
-			env["MOMOPAY_DATABASE_URL"] = db
-			live := openLive(t, db, clk, env)
-			m := liveMerchant(t, live, clk)
-			live.Close()
+	testdb.Each(t, func(t *testing.T, engine string) {
+		clk := liveClock()
+		db := testdb.URL(t, engine)
+		_, env := fakeAirtel(t, clk, nil)
+		env["MOMOPAY_DATABASE_URL"] = db
+		live := openLive(t, db, clk, env)
+		m := liveMerchant(t, live, clk)
+		live.Close()
 
-			if _, err := app.Open(t.Context(), app.Config{DatabaseURL: db, Logger: quietLog}); !errors.Is(err, store.ErrServedLive) {
-				t.Fatalf("sandbox serve on a live database: %v, want ErrServedLive", err)
+		if _, err := app.Open(t.Context(), app.Config{DatabaseURL: db, Logger: quietLog}); !errors.Is(err, store.ErrServedLive) {
+			t.Fatalf("sandbox serve on a live database: %v, want ErrServedLive", err)
+		}
+		for _, args := range [][]string{{"sandbox", "confirm", "01a216b5-d255-7770-928b-463c7480d930"}, {"merchant", "list"}} {
+			if _, _, err := cliRun(t, env, "", args...); err == nil || !strings.Contains(err.Error(), "--mode live (or MOMOPAY_MODE=live)") {
+				t.Errorf("%v without MOMOPAY_MODE: %v, want the live database refused", args, err)
 			}
-			for _, args := range [][]string{{"sandbox", "confirm", "01a216b5-d255-7770-928b-463c7480d930"}, {"merchant", "list"}} {
-				if _, _, err := cliRun(t, env, "", args...); err == nil || !strings.Contains(err.Error(), "--mode live (or MOMOPAY_MODE=live)") {
-					t.Errorf("%v without MOMOPAY_MODE: %v, want the live database refused", args, err)
-				}
-			}
-			// --mode says it as the variable does; a mode that is neither
-			// is refused, not taken for sandbox.
-			if out, _, err := cliRun(t, env, "", "merchant", "list", "--mode", "live"); err != nil || !strings.Contains(out, m) {
-				t.Errorf("merchant list --mode live: %v %q", err, out)
-			}
-			if _, _, err := cliRun(t, env, "", "merchant", "list", "--mode", "Live"); err == nil || !strings.Contains(err.Error(), `--mode "Live" is not a mode`) {
-				t.Errorf("merchant list --mode Live: %v, want refused", err)
-			}
-			env["MOMOPAY_MODE"] = "live"
-			if out, _, err := cliRun(t, env, "", "merchant", "list"); err != nil || !strings.Contains(out, m) {
-				t.Errorf("merchant list in live mode: %v %q", err, out)
-			}
-		})
-	}
+		}
+		// --mode says it as the variable does; a mode that is neither
+		// is refused, not taken for sandbox.
+		if out, _, err := cliRun(t, env, "", "merchant", "list", "--mode", "live"); err != nil || !strings.Contains(out, m) {
+			t.Errorf("merchant list --mode live: %v %q", err, out)
+		}
+		if _, _, err := cliRun(t, env, "", "merchant", "list", "--mode", "Live"); err == nil || !strings.Contains(err.Error(), `--mode "Live" is not a mode`) {
+			t.Errorf("merchant list --mode Live: %v, want refused", err)
+		}
+		env["MOMOPAY_MODE"] = "live"
+		if out, _, err := cliRun(t, env, "", "merchant", "list"); err != nil || !strings.Contains(out, m) {
+			t.Errorf("merchant list in live mode: %v %q", err, out)
+		}
+	})
 }
 
 // TestMoovAskedByItsReferenceAnywhere: live mode against a Moov that finds
@@ -601,32 +580,29 @@ func TestServedLiveRefusesSandbox(t *testing.T) {
 // polls the payment to SUCCESS. Kept in one process's memory only, the
 // payment would have ended TIMEOUT while the payer had paid.
 func TestMoovAskedByItsReferenceAnywhere(t *testing.T) {
-	for _, engine := range testdb.Engines {
-		t.Run(engine, func(t *testing.T) {
-			t.Parallel()
-			clk := liveClock()
-			_, env := fakeMoov(t, clk, func(h http.Handler) http.Handler {
-				return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-					if strings.Contains(readAndRestore(r), "<transid>SERVICE-") {
-						http.Error(w, "no such transaction", http.StatusInternalServerError)
-						return
-					}
-					h.ServeHTTP(w, r)
-				})
+	testdb.Each(t, func(t *testing.T, engine string) {
+		clk := liveClock()
+		_, env := fakeMoov(t, clk, func(h http.Handler) http.Handler {
+			return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if strings.Contains(readAndRestore(r), "<transid>SERVICE-") {
+					http.Error(w, "no such transaction", http.StatusInternalServerError)
+					return
+				}
+				h.ServeHTTP(w, r)
 			})
-			db := testdb.URL(t, engine)
-			pusher := openLive(t, db, clk, env)
-			m := liveMerchant(t, pusher, clk)
-			tx, err := pusher.Payments.Initiate(t.Context(), m, payment.CreateRequest{
-				Reference: "moov-1", Amount: 5000, Currency: "XAF", Operator: "MOOV", PhoneNumber: moov.PhoneSuccess})
-			if err != nil {
-				t.Fatal(err)
-			}
-			other := openLive(t, db, clk, env)
-			pollToEnd(t, other, clk, m, tx.ID)
-			assertStatus(t, other, m, tx.ID, payment.StatusSuccess)
 		})
-	}
+		db := testdb.URL(t, engine)
+		pusher := openLive(t, db, clk, env)
+		m := liveMerchant(t, pusher, clk)
+		tx, err := pusher.Payments.Initiate(t.Context(), m, payment.CreateRequest{
+			Reference: "moov-1", Amount: 5000, Currency: "XAF", Operator: "MOOV", PhoneNumber: moov.PhoneSuccess})
+		if err != nil {
+			t.Fatal(err)
+		}
+		other := openLive(t, db, clk, env)
+		pollToEnd(t, other, clk, m, tx.ID)
+		assertStatus(t, other, m, tx.ID, payment.StatusSuccess)
+	})
 }
 
 // TestLateSuccessAfterTimeout: a Moov payer who confirms after the payment
@@ -636,72 +612,69 @@ func TestMoovAskedByItsReferenceAnywhere(t *testing.T) {
 // the payer answers, a check only says when to ask next; a payment that
 // did not end TIMEOUT gets no check.
 func TestLateSuccessAfterTimeout(t *testing.T) {
-	for _, engine := range testdb.Engines {
-		t.Run(engine, func(t *testing.T) {
-			t.Parallel()
-			clk := liveClock()
-			sim, env := fakeMoov(t, clk, nil)
-			a := openLive(t, testdb.URL(t, engine), clk, env)
-			ctx := t.Context()
-			m := liveMerchant(t, a, clk)
-			initiate := func(ref string) *payment.Transaction {
-				tx, err := a.Payments.Initiate(ctx, m, payment.CreateRequest{Reference: ref, Amount: 5000, Currency: "XAF", Operator: "MOOV", PhoneNumber: "+23566000000"})
-				if err != nil {
-					t.Fatal(err)
-				}
-				return tx
-			}
-			late, paidInTime := initiate("late"), initiate("in-time")
-			if err := sim.AnswerPayment(ctx, paidInTime.InternalRef, true); err != nil {
+	testdb.Each(t, func(t *testing.T, engine string) {
+		clk := liveClock()
+		sim, env := fakeMoov(t, clk, nil)
+		a := openLive(t, testdb.URL(t, engine), clk, env)
+		ctx := t.Context()
+		m := liveMerchant(t, a, clk)
+		initiate := func(ref string) *payment.Transaction {
+			tx, err := a.Payments.Initiate(ctx, m, payment.CreateRequest{Reference: ref, Amount: 5000, Currency: "XAF", Operator: "MOOV", PhoneNumber: "+23566000000"})
+			if err != nil {
 				t.Fatal(err)
 			}
-			clk.Advance(late.ExpiresAt.Sub(clk.Now()))
-			for _, tx := range []*payment.Transaction{late, paidInTime} {
-				if wait, err := a.Payments.Expire(ctx, m, tx.ID); err != nil || wait != 0 {
-					t.Fatalf("expiry check: %s %v", wait, err)
-				}
+			return tx
+		}
+		late, paidInTime := initiate("late"), initiate("in-time")
+		if err := sim.AnswerPayment(ctx, paidInTime.InternalRef, true); err != nil {
+			t.Fatal(err)
+		}
+		clk.Advance(late.ExpiresAt.Sub(clk.Now()))
+		for _, tx := range []*payment.Transaction{late, paidInTime} {
+			if wait, err := a.Payments.Expire(ctx, m, tx.ID); err != nil || wait != 0 {
+				t.Fatalf("expiry check: %s %v", wait, err)
 			}
-			assertStatus(t, a, m, late.ID, payment.StatusTimeout)
-			assertStatus(t, a, m, paidInTime.ID, payment.StatusSuccess)
-			var checks int
-			if err := a.DB.QueryRowContext(ctx, `SELECT COUNT(*) FROM river_job WHERE kind = 'payment_late_check'`).Scan(&checks); err != nil || checks != 1 {
-				t.Fatalf("%d late checks scheduled (%v), want one, for the TIMEOUT", checks, err)
-			}
+		}
+		assertStatus(t, a, m, late.ID, payment.StatusTimeout)
+		assertStatus(t, a, m, paidInTime.ID, payment.StatusSuccess)
+		var checks int
+		if err := a.DB.QueryRowContext(ctx, `SELECT COUNT(*) FROM river_job WHERE kind = 'payment_late_check'`).Scan(&checks); err != nil || checks != 1 {
+			t.Fatalf("%d late checks scheduled (%v), want one, for the TIMEOUT", checks, err)
+		}
 
-			clk.Advance(payment.LateCheckAfter[0])
-			if wait, err := a.Payments.LateCheck(ctx, m, late.ID); err != nil || wait != payment.LateCheckAfter[1]-payment.LateCheckAfter[0] {
-				t.Fatalf("late check with no answer yet: next in %s (%v), want at the next slot", wait, err)
+		clk.Advance(payment.LateCheckAfter[0])
+		if wait, err := a.Payments.LateCheck(ctx, m, late.ID); err != nil || wait != payment.LateCheckAfter[1]-payment.LateCheckAfter[0] {
+			t.Fatalf("late check with no answer yet: next in %s (%v), want at the next slot", wait, err)
+		}
+		if err := sim.AnswerPayment(ctx, late.InternalRef, true); err != nil {
+			t.Fatal(err)
+		}
+		clk.Advance(payment.LateCheckAfter[1] - payment.LateCheckAfter[0])
+		if wait, err := a.Payments.LateCheck(ctx, m, late.ID); err != nil || wait != 0 {
+			t.Fatalf("late check after the payer paid: next in %s (%v), want done", wait, err)
+		}
+		assertStatus(t, a, m, late.ID, payment.StatusTimeout)
+		cases, err := a.Cases.ForMerchant(ctx, m, false)
+		if err != nil || len(cases) != 1 || cases[0].TransactionID != late.ID || cases[0].ReportedStatus != payment.StatusSuccess {
+			t.Fatalf("reconciliation cases: %+v (%v), want the late SUCCESS of %s", cases, err, late.ID)
+		}
+		// The same late outcome heard again (a person asks the
+		// operator) is the same case; the timeline keeps both reports.
+		if _, _, err := a.Payments.Enquire(ctx, m, late.ID, payment.SourcePoll); err != nil {
+			t.Fatal(err)
+		}
+		if cases, err := a.Cases.ForMerchant(ctx, m, false); err != nil || len(cases) != 1 {
+			t.Errorf("the late SUCCESS heard twice: %d cases (%v), want one", len(cases), err)
+		}
+		events, err := a.Transactions.Timeline(ctx, m, late.ID)
+		reports := 0
+		for _, e := range events {
+			if e.Kind == payment.EventLateOutcome {
+				reports++
 			}
-			if err := sim.AnswerPayment(ctx, late.InternalRef, true); err != nil {
-				t.Fatal(err)
-			}
-			clk.Advance(payment.LateCheckAfter[1] - payment.LateCheckAfter[0])
-			if wait, err := a.Payments.LateCheck(ctx, m, late.ID); err != nil || wait != 0 {
-				t.Fatalf("late check after the payer paid: next in %s (%v), want done", wait, err)
-			}
-			assertStatus(t, a, m, late.ID, payment.StatusTimeout)
-			cases, err := a.Cases.ForMerchant(ctx, m, false)
-			if err != nil || len(cases) != 1 || cases[0].TransactionID != late.ID || cases[0].ReportedStatus != payment.StatusSuccess {
-				t.Fatalf("reconciliation cases: %+v (%v), want the late SUCCESS of %s", cases, err, late.ID)
-			}
-			// The same late outcome heard again (a person asks the
-			// operator) is the same case; the timeline keeps both reports.
-			if _, _, err := a.Payments.Enquire(ctx, m, late.ID, payment.SourcePoll); err != nil {
-				t.Fatal(err)
-			}
-			if cases, err := a.Cases.ForMerchant(ctx, m, false); err != nil || len(cases) != 1 {
-				t.Errorf("the late SUCCESS heard twice: %d cases (%v), want one", len(cases), err)
-			}
-			events, err := a.Transactions.Timeline(ctx, m, late.ID)
-			reports := 0
-			for _, e := range events {
-				if e.Kind == payment.EventLateOutcome {
-					reports++
-				}
-			}
-			if err != nil || reports != 2 {
-				t.Errorf("the timeline has %d late outcomes (%v), want both reports", reports, err)
-			}
-		})
-	}
+		}
+		if err != nil || reports != 2 {
+			t.Errorf("the timeline has %d late outcomes (%v), want both reports", reports, err)
+		}
+	})
 }

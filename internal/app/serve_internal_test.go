@@ -46,46 +46,43 @@ func TestDemoMerchantOnlyInSandbox(t *testing.T) {
 // prints the demo merchant, and the others start without an error.
 func TestDemoSeededOnceByInstancesStartingTogether(t *testing.T) {
 	t.Parallel()
-	for _, engine := range testdb.Engines {
-		t.Run(engine, func(t *testing.T) {
-			t.Parallel()
-			url := testdb.URL(t, engine)
-			const instances = 4
-			apps := make([]*App, instances)
-			for i := range apps {
-				a, err := Open(t.Context(), Config{DatabaseURL: url, Logger: slog.New(slog.DiscardHandler)})
-				if err != nil {
-					t.Fatal(err)
-				}
-				defer a.Close()
-				apps[i] = a
+	testdb.Each(t, func(t *testing.T, engine string) {
+		url := testdb.URL(t, engine)
+		const instances = 4
+		apps := make([]*App, instances)
+		for i := range apps {
+			a, err := Open(t.Context(), Config{DatabaseURL: url, Logger: slog.New(slog.DiscardHandler)})
+			if err != nil {
+				t.Fatal(err)
 			}
-			outs := make([]bytes.Buffer, instances)
-			errs := make(chan error, instances)
-			start := make(chan struct{})
-			for i, a := range apps {
-				go func() {
-					<-start
-					errs <- (&cli{stdout: &outs[i]}).seedDemo(t.Context(), a, "http://127.0.0.1:8080")
-				}()
+			defer a.Close()
+			apps[i] = a
+		}
+		outs := make([]bytes.Buffer, instances)
+		errs := make(chan error, instances)
+		start := make(chan struct{})
+		for i, a := range apps {
+			go func() {
+				<-start
+				errs <- (&cli{stdout: &outs[i]}).seedDemo(t.Context(), a, "http://127.0.0.1:8080")
+			}()
+		}
+		close(start)
+		for range instances {
+			if err := <-errs; err != nil {
+				t.Errorf("an instance's first start: %v", err)
 			}
-			close(start)
-			for range instances {
-				if err := <-errs; err != nil {
-					t.Errorf("an instance's first start: %v", err)
-				}
+		}
+		printed := 0
+		for i := range outs {
+			if strings.Contains(outs[i].String(), "API key:") {
+				printed++
 			}
-			printed := 0
-			for i := range outs {
-				if strings.Contains(outs[i].String(), "API key:") {
-					printed++
-				}
-			}
-			if n, _ := apps[0].Merchants.Count(t.Context()); n != 1 || printed != 1 {
-				t.Errorf("%d merchants, %d instances printed the demo; want 1 and 1", n, printed)
-			}
-		})
-	}
+		}
+		if n, _ := apps[0].Merchants.Count(t.Context()); n != 1 || printed != 1 {
+			t.Errorf("%d merchants, %d instances printed the demo; want 1 and 1", n, printed)
+		}
+	})
 }
 
 // TestBrowsableURL: the banner's URL is one a person can open; a wildcard

@@ -13,93 +13,90 @@ import (
 )
 
 func TestUserCommands(t *testing.T) {
-	for _, engine := range testdb.Engines {
-		t.Run(engine, func(t *testing.T) {
-			t.Parallel()
-			db := migrated(t, engine)
-			env := map[string]string{"MOMOPAY_DATABASE_URL": db}
-			m := cliJSON(t, env, "correct horse battery\n", "merchant", "create", "--name", "Shop", "--email", "owner@shop.td", "--password-stdin")
-			merchant := m["id"].(string)
+	testdb.Each(t, func(t *testing.T, engine string) {
+		db := migrated(t, engine)
+		env := map[string]string{"MOMOPAY_DATABASE_URL": db}
+		m := cliJSON(t, env, "correct horse battery\n", "merchant", "create", "--name", "Shop", "--email", "owner@shop.td", "--password-stdin")
+		merchant := m["id"].(string)
 
-			u := cliJSON(t, env, "a developer's password\n", "user", "add", "--merchant", merchant, "--email", "Dev@Shop.td", "--role", "developer", "--password-stdin")
-			if u["email"] != "dev@shop.td" || u["role"] != "developer" || u["merchant_id"] != merchant {
-				t.Errorf("user add --json: %v", u)
+		u := cliJSON(t, env, "a developer's password\n", "user", "add", "--merchant", merchant, "--email", "Dev@Shop.td", "--role", "developer", "--password-stdin")
+		if u["email"] != "dev@shop.td" || u["role"] != "developer" || u["merchant_id"] != merchant {
+			t.Errorf("user add --json: %v", u)
+		}
+		list := cliJSON(t, env, "", "user", "list", "--merchant", merchant)
+		users, _ := list["users"].([]any)
+		if len(users) != 2 || users[0].(map[string]any)["role"] != "owner" || users[0].(map[string]any)["email"] != "owner@shop.td" {
+			t.Errorf("user list --json: %v", list)
+		}
+		out, _, err := cliRun(t, env, "", "user", "list", "--merchant", merchant)
+		if err != nil || !strings.Contains(out, "dev@shop.td") || !strings.Contains(out, "developer") {
+			t.Errorf("user list: %v\n%s", err, out)
+		}
+		for _, c := range []struct {
+			stdin string
+			args  []string
+			want  string
+		}{
+			{"a developer's password\n", []string{"--email", "dev@shop.td", "--role", "developer"}, "already exists"},
+			{"a developer's password\n", []string{"--email", "x@shop.td", "--role", "admin"}, "role must be owner, developer or viewer"},
+			{"short\n", []string{"--email", "x@shop.td", "--role", "viewer"}, "12 to 72"},
+			{"", []string{"--email", "x@shop.td", "--role", "viewer"}, "no password on standard input"},
+		} {
+			_, _, err := cliRun(t, env, c.stdin, append([]string{"user", "add", "--merchant", merchant, "--password-stdin"}, c.args...)...)
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("user add %v: %v, want %q", c.args, err, c.want)
 			}
-			list := cliJSON(t, env, "", "user", "list", "--merchant", merchant)
-			users, _ := list["users"].([]any)
-			if len(users) != 2 || users[0].(map[string]any)["role"] != "owner" || users[0].(map[string]any)["email"] != "owner@shop.td" {
-				t.Errorf("user list --json: %v", list)
-			}
-			out, _, err := cliRun(t, env, "", "user", "list", "--merchant", merchant)
-			if err != nil || !strings.Contains(out, "dev@shop.td") || !strings.Contains(out, "developer") {
-				t.Errorf("user list: %v\n%s", err, out)
-			}
-			for _, c := range []struct {
-				stdin string
-				args  []string
-				want  string
-			}{
-				{"a developer's password\n", []string{"--email", "dev@shop.td", "--role", "developer"}, "already exists"},
-				{"a developer's password\n", []string{"--email", "x@shop.td", "--role", "admin"}, "role must be owner, developer or viewer"},
-				{"short\n", []string{"--email", "x@shop.td", "--role", "viewer"}, "12 to 72"},
-				{"", []string{"--email", "x@shop.td", "--role", "viewer"}, "no password on standard input"},
-			} {
-				_, _, err := cliRun(t, env, c.stdin, append([]string{"user", "add", "--merchant", merchant, "--password-stdin"}, c.args...)...)
-				if err == nil || !strings.Contains(err.Error(), c.want) {
-					t.Errorf("user add %v: %v, want %q", c.args, err, c.want)
-				}
-			}
+		}
 
-			// passwd and remove end the user's sessions at once.
-			a := openApp(t, db)
-			dev, err := a.Users.ByEmail(context.Background(), "dev@shop.td")
-			if err != nil {
+		// passwd and remove end the user's sessions at once.
+		a := openApp(t, db)
+		dev, err := a.Users.ByEmail(context.Background(), "dev@shop.td")
+		if err != nil {
+			t.Fatal(err)
+		}
+		session := func(password string) string {
+			jti := strings.ToLower(time.Now().Format("150405.000000000"))
+			now := time.Now()
+			u, err := a.Users.CheckPassword(context.Background(), "dev@shop.td", password)
+			if err != nil || u == nil {
+				t.Fatalf("sign-in: %v %v", u, err)
+			}
+			if err := a.Sessions.Start(context.Background(), team.Session{JTI: jti, UserID: dev.ID, MerchantID: merchant,
+				CreatedAt: now, LastSeenAt: now, ExpiresAt: now.Add(time.Hour)}, u.Credential); err != nil {
 				t.Fatal(err)
 			}
-			session := func(password string) string {
-				jti := strings.ToLower(time.Now().Format("150405.000000000"))
-				now := time.Now()
-				u, err := a.Users.CheckPassword(context.Background(), "dev@shop.td", password)
-				if err != nil || u == nil {
-					t.Fatalf("sign-in: %v %v", u, err)
-				}
-				if err := a.Sessions.Start(context.Background(), team.Session{JTI: jti, UserID: dev.ID, MerchantID: merchant,
-					CreatedAt: now, LastSeenAt: now, ExpiresAt: now.Add(time.Hour)}, u.Credential); err != nil {
-					t.Fatal(err)
-				}
-				return jti
-			}
-			alive := func(jti string) bool {
-				_, _, err := a.Sessions.Active(context.Background(), jti, time.Now(), time.Now().Add(-time.Hour))
-				return err == nil
-			}
-			jti := session("a developer's password")
-			if r := cliJSON(t, env, "a new developer password\n", "user", "passwd", "--merchant", merchant, "dev@shop.td", "--password-stdin"); r["status"] != "password_changed" {
-				t.Errorf("user passwd --json: %v", r)
-			}
-			if alive(jti) {
-				t.Error("a session survived user passwd")
-			}
-			if u, _ := a.Users.CheckPassword(context.Background(), "dev@shop.td", "a new developer password"); u == nil {
-				t.Error("the new password does not sign in")
-			}
-			jti = session("a new developer password")
-			if r := cliJSON(t, env, "", "user", "remove", "--merchant", merchant, "dev@shop.td"); r["status"] != "removed" {
-				t.Errorf("user remove --json: %v", r)
-			}
-			if alive(jti) {
-				t.Error("a session survived user remove")
-			}
-			_, _, err = cliRun(t, env, "", "user", "remove", "--merchant", merchant, "owner@shop.td")
-			if err == nil || !strings.Contains(err.Error(), "at least one owner") {
-				t.Errorf("removing the last owner: %v", err)
-			}
-			_, _, err = cliRun(t, env, "", "user", "remove", "--merchant", merchant, "nobody@shop.td")
-			if err == nil || !strings.Contains(err.Error(), "has no user") {
-				t.Errorf("removing an unknown user: %v", err)
-			}
-		})
-	}
+			return jti
+		}
+		alive := func(jti string) bool {
+			_, _, err := a.Sessions.Active(context.Background(), jti, time.Now(), time.Now().Add(-time.Hour))
+			return err == nil
+		}
+		jti := session("a developer's password")
+		if r := cliJSON(t, env, "a new developer password\n", "user", "passwd", "--merchant", merchant, "dev@shop.td", "--password-stdin"); r["status"] != "password_changed" {
+			t.Errorf("user passwd --json: %v", r)
+		}
+		if alive(jti) {
+			t.Error("a session survived user passwd")
+		}
+		if u, _ := a.Users.CheckPassword(context.Background(), "dev@shop.td", "a new developer password"); u == nil {
+			t.Error("the new password does not sign in")
+		}
+		jti = session("a new developer password")
+		if r := cliJSON(t, env, "", "user", "remove", "--merchant", merchant, "dev@shop.td"); r["status"] != "removed" {
+			t.Errorf("user remove --json: %v", r)
+		}
+		if alive(jti) {
+			t.Error("a session survived user remove")
+		}
+		_, _, err = cliRun(t, env, "", "user", "remove", "--merchant", merchant, "owner@shop.td")
+		if err == nil || !strings.Contains(err.Error(), "at least one owner") {
+			t.Errorf("removing the last owner: %v", err)
+		}
+		_, _, err = cliRun(t, env, "", "user", "remove", "--merchant", merchant, "nobody@shop.td")
+		if err == nil || !strings.Contains(err.Error(), "has no user") {
+			t.Errorf("removing an unknown user: %v", err)
+		}
+	})
 }
 
 // openApp opens the app on db, idle, for the test to read the stores.

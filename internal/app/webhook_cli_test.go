@@ -303,40 +303,37 @@ func TestWebhookCLIDeliveriesAndResend(t *testing.T) {
 // on the database of a running server, which then delivers to it.
 func TestWebhookCLIWhileServing(t *testing.T) {
 	t.Parallel()
-	for _, engine := range testserver.Engines {
-		t.Run(engine, func(t *testing.T) {
-			t.Parallel()
-			s := testserver.Start(t, testserver.Options{DB: engine})
-			env := map[string]string{"MOMOPAY_DATABASE_URL": s.DatabaseURL}
-			rc := newHookReceiver(t, nil)
-			runJSON(t, env, "webhook", "create", "--merchant", s.MerchantID, "--url", rc.URL)
+	testdb.Each(t, func(t *testing.T, engine string) {
+		s := testserver.Start(t, testserver.Options{DB: engine})
+		env := map[string]string{"MOMOPAY_DATABASE_URL": s.DatabaseURL}
+		rc := newHookReceiver(t, nil)
+		runJSON(t, env, "webhook", "create", "--merchant", s.MerchantID, "--url", rc.URL)
 
-			body := `{"reference":"cli-live-1","amount":1500,"currency":"XAF","operator":"MOOV","phone_number":"` + sandbox.PhoneSuccess + `"}`
-			req, _ := http.NewRequest(http.MethodPost, s.URL+"/v1/transactions", strings.NewReader(body))
-			req.Header.Set("Authorization", "Bearer "+s.APIKey)
-			req.Header.Set("Content-Type", "application/json")
-			resp, err := http.DefaultClient.Do(req)
-			if err != nil || resp.StatusCode != http.StatusCreated {
-				t.Fatalf("create payment: %v %v", err, resp)
-			}
-			resp.Body.Close()
+		body := `{"reference":"cli-live-1","amount":1500,"currency":"XAF","operator":"MOOV","phone_number":"` + sandbox.PhoneSuccess + `"}`
+		req, _ := http.NewRequest(http.MethodPost, s.URL+"/v1/transactions", strings.NewReader(body))
+		req.Header.Set("Authorization", "Bearer "+s.APIKey)
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil || resp.StatusCode != http.StatusCreated {
+			t.Fatalf("create payment: %v %v", err, resp)
+		}
+		resp.Body.Close()
 
-			deadline := time.Now().Add(15 * time.Second)
-			for {
-				ds := runJSON(t, env, "webhook", "deliveries", "--merchant", s.MerchantID)["deliveries"].([]any)
-				if len(ds) == 1 && ds[0].(map[string]any)["state"] == "delivered" {
-					break
-				}
-				if time.Now().After(deadline) {
-					t.Fatalf("no delivered delivery after 15 s: %v (receiver saw %d)", ds, rc.count())
-				}
-				time.Sleep(100 * time.Millisecond)
+		deadline := time.Now().Add(15 * time.Second)
+		for {
+			ds := runJSON(t, env, "webhook", "deliveries", "--merchant", s.MerchantID)["deliveries"].([]any)
+			if len(ds) == 1 && ds[0].(map[string]any)["state"] == "delivered" {
+				break
 			}
-			if _, b := rc.last(); rc.count() != 1 || !strings.Contains(string(b), `"event":"transaction.success"`) {
-				t.Fatalf("receiver saw %d requests: %s", rc.count(), b)
+			if time.Now().After(deadline) {
+				t.Fatalf("no delivered delivery after 15 s: %v (receiver saw %d)", ds, rc.count())
 			}
-		})
-	}
+			time.Sleep(100 * time.Millisecond)
+		}
+		if _, b := rc.last(); rc.count() != 1 || !strings.Contains(string(b), `"event":"transaction.success"`) {
+			t.Fatalf("receiver saw %d requests: %s", rc.count(), b)
+		}
+	})
 }
 
 // TestWebhookCLIManage runs the endpoint management commands on both
@@ -345,117 +342,114 @@ func TestWebhookCLIWhileServing(t *testing.T) {
 // a pending delivery is re-sent at once, each with --json honoured.
 func TestWebhookCLIManage(t *testing.T) {
 	t.Parallel()
-	for _, engine := range testdb.Engines {
-		t.Run(engine, func(t *testing.T) {
-			t.Parallel()
-			ctx := context.Background()
-			dbURL := testdb.URL(t, engine)
-			env := map[string]string{"MOMOPAY_DATABASE_URL": dbURL}
-			merchant := newMerchantCLI(t, env) // migrates first
-			var mu sync.Mutex
-			answer := http.StatusOK
-			rc := newHookReceiver(t, func(int) int {
-				mu.Lock()
-				defer mu.Unlock()
-				return answer
-			})
-			setAnswer := func(code int) {
-				mu.Lock()
-				answer = code
-				mu.Unlock()
-			}
-			ep := runJSON(t, env, "webhook", "create", "--merchant", merchant, "--url", rc.URL)
-			id := ep["id"].(string)
-
-			// The same receiver under another spelling of its URL.
-			dup := strings.Replace(rc.URL, "http://", "HTTP://", 1) + "/"
-			if out, err := run(t, env, "", "webhook", "create", "--merchant", merchant, "--url", dup, "--json"); err == nil ||
-				!strings.Contains(err.Error(), "registered already, as endpoint "+id) || out != "" {
-				t.Fatalf("second registration of %s: %v (stdout %q)", dup, err, out)
-			}
-
-			if _, err := run(t, env, "", "webhook", "disable", "--merchant", merchant, id); err != nil {
-				t.Fatal(err)
-			}
-			if r := runJSON(t, env, "webhook", "enable", "--merchant", merchant, id); r["id"] != id || r["status"] != "enabled" || len(r) != 2 {
-				t.Fatalf("enable --json printed %v", r)
-			}
-			if out, err := run(t, env, "", "webhook", "enable", "--merchant", merchant, id); err != nil || out != "webhook endpoint "+id+" enabled\n" {
-				t.Fatalf("enable: %v %q", err, out)
-			}
-			if list := runJSON(t, env, "webhook", "list", "--merchant", merchant)["endpoints"].([]any); len(list) != 1 || list[0].(map[string]any)["enabled"] != true {
-				t.Fatalf("after enable: %v", list)
-			}
-			if _, err := run(t, env, "", "webhook", "enable", "--merchant", merchant, "5b0e8b8e-0000-4000-8000-000000000000"); err == nil || !strings.Contains(err.Error(), "not found") {
-				t.Fatalf("enable of an unknown endpoint: %v", err)
-			}
-
-			// A test event is in the history, marked as a test.
-			res := runJSON(t, env, "webhook", "test", "--merchant", merchant, id)
-			testID, _ := res["delivery_id"].(string)
-			ds := runJSON(t, env, "webhook", "deliveries", "--merchant", merchant)["deliveries"].([]any)
-			if len(ds) != 1 {
-				t.Fatalf("deliveries after a test: %v", ds)
-			}
-			d := ds[0].(map[string]any)
-			attempts, _ := d["attempts"].([]any)
-			_, hasTransaction := d["transaction_id"]
-			if d["id"] != testID || d["test"] != true || d["event"] != "transaction.test" || hasTransaction || d["state"] != "delivered" ||
-				d["endpoint_id"] != id || len(attempts) != 1 || attempts[0].(map[string]any)["status_code"] != float64(200) {
-				t.Fatalf("test delivery printed %v", d)
-			}
-			out, err := run(t, env, "", "webhook", "deliveries", "--merchant", merchant)
-			if err != nil || !strings.Contains(out, testID+"  transaction.test  test event  delivered") || !strings.Contains(out, "(test)") {
-				t.Fatalf("deliveries table: %v\n%s", err, out)
-			}
-			if _, err := run(t, env, "", "webhook", "resend", "--merchant", merchant, testID); err == nil || !strings.Contains(err.Error(), "test event") {
-				t.Fatalf("re-send of a test event: %v", err)
-			}
-
-			// A pending delivery, never attempted (no server runs), newer
-			// than the test event.
-			now := time.Now().UTC().Add(time.Hour).Truncate(time.Second)
-			a, err := app.Open(ctx, app.Config{DatabaseURL: dbURL, Now: func() time.Time { return now },
-				Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-			if err != nil {
-				t.Fatal(err)
-			}
-			tx, err := a.Payments.Initiate(ctx, merchant, payment.CreateRequest{Reference: "cli-manage-1", Amount: 900, Currency: "XAF",
-				Operator: "MOOV", PhoneNumber: sandbox.PhoneNoAnswer})
-			if err == nil {
-				_, _, err = a.Payments.Settle(ctx, merchant, tx.ID, payment.StatusSuccess, payment.SourceSandbox, "")
-			}
-			a.Close()
-			if err != nil {
-				t.Fatal(err)
-			}
-			ds = runJSON(t, env, "webhook", "deliveries", "--merchant", merchant)["deliveries"].([]any)
-			pending := ds[0].(map[string]any)
-			pendingID, _ := pending["id"].(string)
-			if pending["state"] != "pending" || pending["transaction_id"] != tx.ID || pending["test"] != false {
-				t.Fatalf("newest delivery %v, want the pending one", pending)
-			}
-
-			setAnswer(http.StatusServiceUnavailable)
-			if out, err := run(t, env, "", "webhook", "resend", "--merchant", merchant, pendingID); err == nil || !strings.Contains(err.Error(), "HTTP 503") ||
-				!strings.Contains(err.Error(), "still pending, next automatic attempt at "+now.Format(time.RFC3339)) {
-				t.Fatalf("failed re-send of a pending delivery: %v\n%s", err, out)
-			}
-			setAnswer(http.StatusOK)
-			r := runJSON(t, env, "webhook", "resend", "--merchant", merchant, pendingID)
-			at, _ := r["attempt"].(map[string]any)
-			if r["delivery_id"] != pendingID || r["state"] != "delivered" || r["next_attempt_at"] != nil ||
-				at["succeeded"] != true || at["manual"] != true || at["number"] != float64(2) {
-				t.Fatalf("re-send --json printed %v", r)
-			}
-			if h, _ := rc.last(); rc.count() != 3 || h.Get("X-Service-Delivery-Id") != pendingID || h.Get("X-Service-Test") != "" {
-				t.Fatalf("receiver saw %d requests, last %v", rc.count(), h)
-			}
-			out, err = run(t, env, "", "webhook", "deliveries", "--merchant", merchant)
-			if err != nil || !strings.Contains(out, pendingID+"  transaction.success  transaction "+tx.ID+"  delivered  2 attempt(s)") ||
-				!strings.Contains(out, "HTTP 503") || strings.Count(out, "(manual)") != 2 {
-				t.Fatalf("deliveries table after re-sends: %v\n%s", err, out)
-			}
+	testdb.Each(t, func(t *testing.T, engine string) {
+		ctx := context.Background()
+		dbURL := testdb.URL(t, engine)
+		env := map[string]string{"MOMOPAY_DATABASE_URL": dbURL}
+		merchant := newMerchantCLI(t, env) // migrates first
+		var mu sync.Mutex
+		answer := http.StatusOK
+		rc := newHookReceiver(t, func(int) int {
+			mu.Lock()
+			defer mu.Unlock()
+			return answer
 		})
-	}
+		setAnswer := func(code int) {
+			mu.Lock()
+			answer = code
+			mu.Unlock()
+		}
+		ep := runJSON(t, env, "webhook", "create", "--merchant", merchant, "--url", rc.URL)
+		id := ep["id"].(string)
+
+		// The same receiver under another spelling of its URL.
+		dup := strings.Replace(rc.URL, "http://", "HTTP://", 1) + "/"
+		if out, err := run(t, env, "", "webhook", "create", "--merchant", merchant, "--url", dup, "--json"); err == nil ||
+			!strings.Contains(err.Error(), "registered already, as endpoint "+id) || out != "" {
+			t.Fatalf("second registration of %s: %v (stdout %q)", dup, err, out)
+		}
+
+		if _, err := run(t, env, "", "webhook", "disable", "--merchant", merchant, id); err != nil {
+			t.Fatal(err)
+		}
+		if r := runJSON(t, env, "webhook", "enable", "--merchant", merchant, id); r["id"] != id || r["status"] != "enabled" || len(r) != 2 {
+			t.Fatalf("enable --json printed %v", r)
+		}
+		if out, err := run(t, env, "", "webhook", "enable", "--merchant", merchant, id); err != nil || out != "webhook endpoint "+id+" enabled\n" {
+			t.Fatalf("enable: %v %q", err, out)
+		}
+		if list := runJSON(t, env, "webhook", "list", "--merchant", merchant)["endpoints"].([]any); len(list) != 1 || list[0].(map[string]any)["enabled"] != true {
+			t.Fatalf("after enable: %v", list)
+		}
+		if _, err := run(t, env, "", "webhook", "enable", "--merchant", merchant, "5b0e8b8e-0000-4000-8000-000000000000"); err == nil || !strings.Contains(err.Error(), "not found") {
+			t.Fatalf("enable of an unknown endpoint: %v", err)
+		}
+
+		// A test event is in the history, marked as a test.
+		res := runJSON(t, env, "webhook", "test", "--merchant", merchant, id)
+		testID, _ := res["delivery_id"].(string)
+		ds := runJSON(t, env, "webhook", "deliveries", "--merchant", merchant)["deliveries"].([]any)
+		if len(ds) != 1 {
+			t.Fatalf("deliveries after a test: %v", ds)
+		}
+		d := ds[0].(map[string]any)
+		attempts, _ := d["attempts"].([]any)
+		_, hasTransaction := d["transaction_id"]
+		if d["id"] != testID || d["test"] != true || d["event"] != "transaction.test" || hasTransaction || d["state"] != "delivered" ||
+			d["endpoint_id"] != id || len(attempts) != 1 || attempts[0].(map[string]any)["status_code"] != float64(200) {
+			t.Fatalf("test delivery printed %v", d)
+		}
+		out, err := run(t, env, "", "webhook", "deliveries", "--merchant", merchant)
+		if err != nil || !strings.Contains(out, testID+"  transaction.test  test event  delivered") || !strings.Contains(out, "(test)") {
+			t.Fatalf("deliveries table: %v\n%s", err, out)
+		}
+		if _, err := run(t, env, "", "webhook", "resend", "--merchant", merchant, testID); err == nil || !strings.Contains(err.Error(), "test event") {
+			t.Fatalf("re-send of a test event: %v", err)
+		}
+
+		// A pending delivery, never attempted (no server runs), newer
+		// than the test event.
+		now := time.Now().UTC().Add(time.Hour).Truncate(time.Second)
+		a, err := app.Open(ctx, app.Config{DatabaseURL: dbURL, Now: func() time.Time { return now },
+			Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+		if err != nil {
+			t.Fatal(err)
+		}
+		tx, err := a.Payments.Initiate(ctx, merchant, payment.CreateRequest{Reference: "cli-manage-1", Amount: 900, Currency: "XAF",
+			Operator: "MOOV", PhoneNumber: sandbox.PhoneNoAnswer})
+		if err == nil {
+			_, _, err = a.Payments.Settle(ctx, merchant, tx.ID, payment.StatusSuccess, payment.SourceSandbox, "")
+		}
+		a.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		ds = runJSON(t, env, "webhook", "deliveries", "--merchant", merchant)["deliveries"].([]any)
+		pending := ds[0].(map[string]any)
+		pendingID, _ := pending["id"].(string)
+		if pending["state"] != "pending" || pending["transaction_id"] != tx.ID || pending["test"] != false {
+			t.Fatalf("newest delivery %v, want the pending one", pending)
+		}
+
+		setAnswer(http.StatusServiceUnavailable)
+		if out, err := run(t, env, "", "webhook", "resend", "--merchant", merchant, pendingID); err == nil || !strings.Contains(err.Error(), "HTTP 503") ||
+			!strings.Contains(err.Error(), "still pending, next automatic attempt at "+now.Format(time.RFC3339)) {
+			t.Fatalf("failed re-send of a pending delivery: %v\n%s", err, out)
+		}
+		setAnswer(http.StatusOK)
+		r := runJSON(t, env, "webhook", "resend", "--merchant", merchant, pendingID)
+		at, _ := r["attempt"].(map[string]any)
+		if r["delivery_id"] != pendingID || r["state"] != "delivered" || r["next_attempt_at"] != nil ||
+			at["succeeded"] != true || at["manual"] != true || at["number"] != float64(2) {
+			t.Fatalf("re-send --json printed %v", r)
+		}
+		if h, _ := rc.last(); rc.count() != 3 || h.Get("X-Service-Delivery-Id") != pendingID || h.Get("X-Service-Test") != "" {
+			t.Fatalf("receiver saw %d requests, last %v", rc.count(), h)
+		}
+		out, err = run(t, env, "", "webhook", "deliveries", "--merchant", merchant)
+		if err != nil || !strings.Contains(out, pendingID+"  transaction.success  transaction "+tx.ID+"  delivered  2 attempt(s)") ||
+			!strings.Contains(out, "HTTP 503") || strings.Count(out, "(manual)") != 2 {
+			t.Fatalf("deliveries table after re-sends: %v\n%s", err, out)
+		}
+	})
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/momopay/momopay/internal/dashboard"
 	"github.com/momopay/momopay/internal/store"
 	"github.com/momopay/momopay/internal/team"
+	"github.com/momopay/momopay/internal/testdb"
 	"github.com/momopay/momopay/internal/testserver"
 )
 
@@ -31,12 +32,9 @@ const password = "correct horse battery"
 // eachEngine runs fn, in parallel, against a fresh server on each engine.
 func eachEngine(t *testing.T, fn func(t *testing.T, b *bundle)) {
 	t.Helper()
-	for _, engine := range testserver.Engines {
-		t.Run(engine, func(t *testing.T) {
-			t.Parallel()
-			fn(t, setup(t, testserver.Options{DB: engine}))
-		})
-	}
+	testdb.Each(t, func(t *testing.T, engine string) {
+		fn(t, setup(t, testserver.Options{DB: engine}))
+	})
 }
 
 // bundle is a running server with its first merchant's owner.

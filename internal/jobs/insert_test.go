@@ -21,54 +21,51 @@ import (
 // leaves no job, a committed one leaves its jobs, and the insert does not
 // end the transaction it joined.
 func TestJobsCommitWithTheirTransaction(t *testing.T) {
-	for _, engine := range testdb.Engines {
-		t.Run(engine, func(t *testing.T) {
-			t.Parallel()
-			ctx := t.Context()
-			quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-			a, err := app.Open(ctx, app.Config{DatabaseURL: testdb.URL(t, engine), Logger: quiet})
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { a.Close() })
-			merchant, now := uuid.NewString(), time.Now()
-			schedule := func(id string, then error) error {
-				return a.DB.InTx(ctx, func(tx *sql.Tx) error {
-					if err := jobs.ScheduleLifecycle(ctx, a.Jobs, tx, merchant, id, now.Add(time.Hour), now.Add(2*time.Hour)); err != nil {
-						return err
-					}
-					// A second insert in the same transaction.
-					if err := jobs.ScheduleLifecycle(ctx, a.Jobs, tx, merchant, id, now.Add(time.Minute), now.Add(time.Hour)); err != nil {
-						return err
-					}
-					// The transaction is still open and usable after the inserts.
-					var n int
-					if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM river_job`).Scan(&n); err != nil {
-						return err
-					}
-					return then
-				})
-			}
-			jobsOf := func(id string) int {
-				var n int
-				if err := a.DB.QueryRowContext(ctx, `SELECT COUNT(*) FROM river_job WHERE args->>'transaction_id' = $1`, id).Scan(&n); err != nil {
-					t.Fatal(err)
+	testdb.Each(t, func(t *testing.T, engine string) {
+		ctx := t.Context()
+		quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+		a, err := app.Open(ctx, app.Config{DatabaseURL: testdb.URL(t, engine), Logger: quiet})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { a.Close() })
+		merchant, now := uuid.NewString(), time.Now()
+		schedule := func(id string, then error) error {
+			return a.DB.InTx(ctx, func(tx *sql.Tx) error {
+				if err := jobs.ScheduleLifecycle(ctx, a.Jobs, tx, merchant, id, now.Add(time.Hour), now.Add(2*time.Hour)); err != nil {
+					return err
 				}
-				return n
-			}
-			rolledBack, committed := uuid.NewString(), uuid.NewString()
-			if err := schedule(rolledBack, errors.New("the change failed")); err == nil {
-				t.Fatal("the failing change was committed")
-			}
-			if err := schedule(committed, nil); err != nil {
+				// A second insert in the same transaction.
+				if err := jobs.ScheduleLifecycle(ctx, a.Jobs, tx, merchant, id, now.Add(time.Minute), now.Add(time.Hour)); err != nil {
+					return err
+				}
+				// The transaction is still open and usable after the inserts.
+				var n int
+				if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM river_job`).Scan(&n); err != nil {
+					return err
+				}
+				return then
+			})
+		}
+		jobsOf := func(id string) int {
+			var n int
+			if err := a.DB.QueryRowContext(ctx, `SELECT COUNT(*) FROM river_job WHERE args->>'transaction_id' = $1`, id).Scan(&n); err != nil {
 				t.Fatal(err)
 			}
-			if n := jobsOf(rolledBack); n != 0 {
-				t.Errorf("a rolled-back change left %d jobs", n)
-			}
-			if n := jobsOf(committed); n != 4 {
-				t.Errorf("a committed change left %d jobs, want 4 (two polls, two expiry checks)", n)
-			}
-		})
-	}
+			return n
+		}
+		rolledBack, committed := uuid.NewString(), uuid.NewString()
+		if err := schedule(rolledBack, errors.New("the change failed")); err == nil {
+			t.Fatal("the failing change was committed")
+		}
+		if err := schedule(committed, nil); err != nil {
+			t.Fatal(err)
+		}
+		if n := jobsOf(rolledBack); n != 0 {
+			t.Errorf("a rolled-back change left %d jobs", n)
+		}
+		if n := jobsOf(committed); n != 4 {
+			t.Errorf("a committed change left %d jobs, want 4 (two polls, two expiry checks)", n)
+		}
+	})
 }

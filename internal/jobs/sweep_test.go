@@ -20,50 +20,47 @@ import (
 // a payment not yet overdue. (An attempt held by a dead process is the
 // webhook dispatcher's: TestDispatcherTakesOverAfterTheLease.)
 func TestSweeperTakesUpOverdueWork(t *testing.T) {
-	for _, engine := range testdb.Engines {
-		t.Run(engine, func(t *testing.T) {
-			t.Parallel()
-			ctx := t.Context()
-			clk := testserver.NewClock(time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC))
-			quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-			a, err := app.Open(ctx, app.Config{DatabaseURL: testdb.URL(t, engine), PendingTTL: time.Minute, Now: clk.Now, Logger: quiet})
-			if err != nil {
-				t.Fatal(err)
+	testdb.Each(t, func(t *testing.T, engine string) {
+		ctx := t.Context()
+		clk := testserver.NewClock(time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC))
+		quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+		a, err := app.Open(ctx, app.Config{DatabaseURL: testdb.URL(t, engine), PendingTTL: time.Minute, Now: clk.Now, Logger: quiet})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { a.Close() })
+		m, err := a.Merchants.Create(ctx, "Sweep", "sweep@example.com", "correct horse battery", clk.Now())
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := &jobs.Sweeper{OverduePayments: a.Transactions.Overdue, Handlers: &jobs.Handlers{Payments: a.Payments}, Now: clk.Now, Logger: quiet}
+		sweep := func(want int) {
+			t.Helper()
+			if n, err := s.Sweep(ctx); err != nil || n != want {
+				t.Fatalf("sweep took on %d payments (%v), want %d", n, err, want)
 			}
-			t.Cleanup(func() { a.Close() })
-			m, err := a.Merchants.Create(ctx, "Sweep", "sweep@example.com", "correct horse battery", clk.Now())
-			if err != nil {
-				t.Fatal(err)
-			}
-			s := &jobs.Sweeper{OverduePayments: a.Transactions.Overdue, Handlers: &jobs.Handlers{Payments: a.Payments}, Now: clk.Now, Logger: quiet}
-			sweep := func(want int) {
-				t.Helper()
-				if n, err := s.Sweep(ctx); err != nil || n != want {
-					t.Fatalf("sweep took on %d payments (%v), want %d", n, err, want)
-				}
-			}
+		}
 
-			held := initiate(t, a, m.ID, "held")
-			clk.Advance(30 * time.Second)
-			later := initiate(t, a, m.ID, "later")
+		held := initiate(t, a, m.ID, "held")
+		clk.Advance(30 * time.Second)
+		later := initiate(t, a, m.ID, "later")
 
-			// At expires_at the expiry check has its turn; a little later
-			// the sweeper stops waiting for it.
-			clk.Advance(30 * time.Second)
-			sweep(0)
-			clk.Advance(6 * time.Second)
-			sweep(1)
-			assertStatus(t, a, m.ID, held.ID, payment.StatusTimeout)
-			assertStatus(t, a, m.ID, later.ID, payment.StatusPending)
+		// At expires_at the expiry check has its turn; a little later
+		// the sweeper stops waiting for it.
+		clk.Advance(30 * time.Second)
+		sweep(0)
+		clk.Advance(6 * time.Second)
+		sweep(1)
+		assertStatus(t, a, m.ID, held.ID, payment.StatusTimeout)
+		assertStatus(t, a, m.ID, later.ID, payment.StatusPending)
 
-			// The later payment is swept in its turn, not before.
-			clk.Advance(20 * time.Second)
-			sweep(0)
-			clk.Advance(10 * time.Second)
-			sweep(1)
-			assertStatus(t, a, m.ID, later.ID, payment.StatusTimeout)
-		})
-	}
+		// The later payment is swept in its turn, not before.
+		clk.Advance(20 * time.Second)
+		sweep(0)
+		clk.Advance(10 * time.Second)
+		sweep(1)
+		assertStatus(t, a, m.ID, later.ID, payment.StatusTimeout)
+	})
 }
 
 func initiate(t *testing.T, a *app.App, merchant, ref string) *payment.Transaction {

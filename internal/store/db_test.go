@@ -98,28 +98,25 @@ func TestOpenMissingPostgresDatabase(t *testing.T) {
 // and migrate's answer; before, migrate said it was up to date.
 func TestSchemaNewerThanTheBuild(t *testing.T) {
 	t.Parallel()
-	for _, engine := range testdb.Engines {
-		t.Run(engine, func(t *testing.T) {
-			t.Parallel()
-			db, err := store.Open(t.Context(), testdb.URL(t, engine))
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer db.Close()
-			m, err := db.ApplyMigrations(t.Context())
-			if err != nil {
-				t.Fatal(err)
-			}
-			if _, err := db.ExecContext(t.Context(), `INSERT INTO goose_db_version (version_id, is_applied) VALUES ($1, TRUE)`, m.Version+1); err != nil {
-				t.Fatal(err)
-			}
-			got, err := db.ApplyMigrations(t.Context())
-			if err != nil || !got.Newer() || got.Known != m.Version || !strings.Contains(got.NewerWarning(), "newer than this build's") {
-				t.Fatalf("a newer schema: %+v %v", got, err)
-			}
-			if m.Newer() {
-				t.Errorf("this build's own schema reads as newer: %+v", m)
-			}
-		})
-	}
+	testdb.Each(t, func(t *testing.T, engine string) {
+		db, err := store.Open(t.Context(), testdb.URL(t, engine))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer db.Close()
+		m, err := db.ApplyMigrations(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := db.ExecContext(t.Context(), `INSERT INTO goose_db_version (version_id, is_applied) VALUES ($1, TRUE)`, m.Version+1); err != nil {
+			t.Fatal(err)
+		}
+		got, err := db.ApplyMigrations(t.Context())
+		if err != nil || !got.Newer() || got.Known != m.Version || !strings.Contains(got.NewerWarning(), "newer than this build's") {
+			t.Fatalf("a newer schema: %+v %v", got, err)
+		}
+		if m.Newer() {
+			t.Errorf("this build's own schema reads as newer: %+v", m)
+		}
+	})
 }

@@ -37,12 +37,9 @@ func openURL(t testing.TB, url string) *store.DB {
 }
 
 func eachEngine(t *testing.T, fn func(t *testing.T, db *store.DB)) {
-	for _, engine := range testdb.Engines {
-		t.Run(engine, func(t *testing.T) {
-			t.Parallel()
-			fn(t, open(t, engine))
-		})
-	}
+	testdb.Each(t, func(t *testing.T, engine string) {
+		fn(t, open(t, engine))
+	})
 }
 
 func TestMigrateIsIdempotent(t *testing.T) {

@@ -23,6 +23,18 @@ import (
 // Engines lists the engines every storage test runs on.
 var Engines = []string{"sqlite", "postgres"}
 
+// Each runs fn on every engine, each as a parallel subtest of t named by
+// its engine: the one loop every test that covers both engines shares.
+func Each(t *testing.T, fn func(t *testing.T, engine string)) {
+	t.Helper()
+	for _, engine := range Engines {
+		t.Run(engine, func(t *testing.T) {
+			t.Parallel()
+			fn(t, engine)
+		})
+	}
+}
+
 // DefaultAdminURL is where tests look for PostgreSQL unless
 // MOMOPAY_TEST_POSTGRES_URL says otherwise.
 const DefaultAdminURL = "postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable"

@@ -44,12 +44,9 @@ var quietLog = slog.New(slog.NewTextHandler(io.Discard, nil))
 // eachEngine runs fn, in parallel, on a fresh fixture of each engine.
 func eachEngine(t *testing.T, fn func(t *testing.T, f *fixture)) {
 	t.Parallel()
-	for _, engine := range testdb.Engines {
-		t.Run(engine, func(t *testing.T) {
-			t.Parallel()
-			fn(t, setup(t, engine))
-		})
-	}
+	testdb.Each(t, func(t *testing.T, engine string) {
+		fn(t, setup(t, engine))
+	})
 }
 
 func setup(t testing.TB, engine string) *fixture {

@@ -94,48 +94,45 @@ func TestDeliveryThroughServer(t *testing.T) {
 		{sandbox.PhoneNoAnswer, "TIMEOUT", "transaction.timeout"},
 		{sandbox.PhoneExpired, "EXPIRED", ""},
 	}
-	for _, engine := range testserver.Engines {
-		t.Run(engine, func(t *testing.T) {
-			t.Parallel()
-			// 3 s: the scripted payers answer at 2 s, the others settle at expiry.
-			s := testserver.Start(t, testserver.Options{DB: engine, PendingTTL: 3 * time.Second})
-			rc := newReceiver(t, nil)
-			e, err := s.App.Webhooks.CreateEndpoint(context.Background(), s.MerchantID, rc.URL)
-			if err != nil {
-				t.Fatal(err)
-			}
-			rc.setSecret(e.Secret)
-			for _, tt := range tests {
-				t.Run(tt.status, func(t *testing.T) {
-					t.Parallel()
-					id := createPayment(t, s, s.APIKey, tt.phone)
-					tx := waitFinal(t, s, s.APIKey, id, 15*time.Second)
-					if tx["status"] != tt.status {
-						t.Fatalf("status %v, want %s", tx["status"], tt.status)
-					}
-					if tt.wantEvent == "" {
-						// The outbox writes in the settling transaction, so a
-						// final status without a delivery means none will come.
-						for _, d := range must(s.App.Webhooks.Deliveries(context.Background(), s.MerchantID, 100)) {
-							if d.TransactionID == id {
-								t.Fatalf("delivery %s queued for an %s transaction", d.ID, tt.status)
-							}
+	testdb.Each(t, func(t *testing.T, engine string) {
+		// 3 s: the scripted payers answer at 2 s, the others settle at expiry.
+		s := testserver.Start(t, testserver.Options{DB: engine, PendingTTL: 3 * time.Second})
+		rc := newReceiver(t, nil)
+		e, err := s.App.Webhooks.CreateEndpoint(context.Background(), s.MerchantID, rc.URL)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rc.setSecret(e.Secret)
+		for _, tt := range tests {
+			t.Run(tt.status, func(t *testing.T) {
+				t.Parallel()
+				id := createPayment(t, s, s.APIKey, tt.phone)
+				tx := waitFinal(t, s, s.APIKey, id, 15*time.Second)
+				if tx["status"] != tt.status {
+					t.Fatalf("status %v, want %s", tx["status"], tt.status)
+				}
+				if tt.wantEvent == "" {
+					// The outbox writes in the settling transaction, so a
+					// final status without a delivery means none will come.
+					for _, d := range must(s.App.Webhooks.Deliveries(context.Background(), s.MerchantID, 100)) {
+						if d.TransactionID == id {
+							t.Fatalf("delivery %s queued for an %s transaction", d.ID, tt.status)
 						}
-						return
 					}
-					got := rc.waitFor(t, 1, 10*time.Second, forTransaction(id))[0]
-					deliveryID := got.header.Get("X-Service-Delivery-Id")
-					sentAt := time.Unix(must(strconv.ParseInt(got.header.Get("Webhook-Timestamp"), 10, 64)), 0)
-					if d := time.Since(sentAt); d < -time.Second || d > 30*time.Second {
-						t.Errorf("webhook-timestamp %v is not the attempt time", sentAt)
-					}
-					checkHeaders(t, got, deliveryID, tt.wantEvent, sentAt)
-					checkEventBody(t, got.body, tt.wantEvent, tx)
-					waitState(t, s.App, s.MerchantID, deliveryID, webhook.StateDelivered)
-				})
-			}
-		})
-	}
+					return
+				}
+				got := rc.waitFor(t, 1, 10*time.Second, forTransaction(id))[0]
+				deliveryID := got.header.Get("X-Service-Delivery-Id")
+				sentAt := time.Unix(must(strconv.ParseInt(got.header.Get("Webhook-Timestamp"), 10, 64)), 0)
+				if d := time.Since(sentAt); d < -time.Second || d > 30*time.Second {
+					t.Errorf("webhook-timestamp %v is not the attempt time", sentAt)
+				}
+				checkHeaders(t, got, deliveryID, tt.wantEvent, sentAt)
+				checkEventBody(t, got.body, tt.wantEvent, tx)
+				waitState(t, s.App, s.MerchantID, deliveryID, webhook.StateDelivered)
+			})
+		}
+	})
 }
 
 // waitState polls a delivery until it reaches state (the worker records
@@ -164,49 +161,46 @@ func waitState(t testing.TB, a *app.App, merchant, id string, state webhook.Deli
 // resource while they wait.
 func TestSlowReceiverDoesNotBlockOthers(t *testing.T) {
 	t.Parallel()
-	for _, engine := range testserver.Engines {
-		t.Run(engine, func(t *testing.T) {
-			t.Parallel()
-			ctx := context.Background()
-			s := testserver.Start(t, testserver.Options{DB: engine})
-			release := make(chan struct{})
-			slow := newReceiver(t, func(_ int, w http.ResponseWriter, r *http.Request) {
-				select {
-				case <-release:
-				case <-r.Context().Done():
-				}
-			})
-			t.Cleanup(func() { close(release) }) // runs before the server stops
-			fast := newReceiver(t, nil)
-
-			slowMerchant, slowKey := s.MerchantID, s.APIKey
-			for i := range 3 { // three endpoints, each hanging
-				e, err := s.App.Webhooks.CreateEndpoint(ctx, slowMerchant, fmt.Sprintf("%s/%d", slow.URL, i))
-				if err != nil {
-					t.Fatal(err)
-				}
-				slow.setSecret(e.Secret)
+	testdb.Each(t, func(t *testing.T, engine string) {
+		ctx := context.Background()
+		s := testserver.Start(t, testserver.Options{DB: engine})
+		release := make(chan struct{})
+		slow := newReceiver(t, func(_ int, w http.ResponseWriter, r *http.Request) {
+			select {
+			case <-release:
+			case <-r.Context().Done():
 			}
-			fastMerchant, fastKey := s.NewMerchant(t)
-			e, err := s.App.Webhooks.CreateEndpoint(ctx, fastMerchant, fast.URL)
+		})
+		t.Cleanup(func() { close(release) }) // runs before the server stops
+		fast := newReceiver(t, nil)
+
+		slowMerchant, slowKey := s.MerchantID, s.APIKey
+		for i := range 3 { // three endpoints, each hanging
+			e, err := s.App.Webhooks.CreateEndpoint(ctx, slowMerchant, fmt.Sprintf("%s/%d", slow.URL, i))
 			if err != nil {
 				t.Fatal(err)
 			}
-			fast.setSecret(e.Secret)
+			slow.setSecret(e.Secret)
+		}
+		fastMerchant, fastKey := s.NewMerchant(t)
+		e, err := s.App.Webhooks.CreateEndpoint(ctx, fastMerchant, fast.URL)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fast.setSecret(e.Secret)
 
-			for range 3 {
-				createPayment(t, s, slowKey, sandbox.PhoneSuccess)
-			}
-			slow.waitFor(t, 9, 10*time.Second, nil) // 9 attempts hanging at once
-			id := createPayment(t, s, fastKey, sandbox.PhoneSuccess)
-			start := time.Now()
-			fast.waitFor(t, 1, 8*time.Second, forTransaction(id))
-			t.Logf("fast merchant's event arrived %s after creation while 9 attempts hung", time.Since(start).Round(time.Millisecond))
-			if n := len(slow.requests()); n != 9 {
-				t.Errorf("slow receiver saw %d requests, want 9 (no retry before 1 min)", n)
-			}
-		})
-	}
+		for range 3 {
+			createPayment(t, s, slowKey, sandbox.PhoneSuccess)
+		}
+		slow.waitFor(t, 9, 10*time.Second, nil) // 9 attempts hanging at once
+		id := createPayment(t, s, fastKey, sandbox.PhoneSuccess)
+		start := time.Now()
+		fast.waitFor(t, 1, 8*time.Second, forTransaction(id))
+		t.Logf("fast merchant's event arrived %s after creation while 9 attempts hung", time.Since(start).Round(time.Millisecond))
+		if n := len(slow.requests()); n != 9 {
+			t.Errorf("slow receiver saw %d requests, want 9 (no retry before 1 min)", n)
+		}
+	})
 }
 
 // TestDeliveryAfterCrash kills the process between the state change and the
@@ -214,43 +208,40 @@ func TestSlowReceiverDoesNotBlockOthers(t *testing.T) {
 // then a server on the same database, which makes the delivery.
 func TestDeliveryAfterCrash(t *testing.T) {
 	t.Parallel()
-	for _, engine := range testdb.Engines {
-		t.Run(engine, func(t *testing.T) {
-			t.Parallel()
-			ctx := context.Background()
-			dbURL := testdb.URL(t, engine)
-			rc := newReceiver(t, nil)
+	testdb.Each(t, func(t *testing.T, engine string) {
+		ctx := context.Background()
+		dbURL := testdb.URL(t, engine)
+		rc := newReceiver(t, nil)
 
-			a, err := app.Open(ctx, app.Config{DatabaseURL: dbURL, Logger: quietLog})
-			if err != nil {
-				t.Fatal(err)
-			}
-			f := &fixture{app: a, clock: testserver.NewClock(time.Now())}
-			merchant := f.newMerchant(t)
-			f.endpoint(t, merchant, rc)
-			tx, err := a.Payments.Initiate(ctx, merchant, payment.CreateRequest{Reference: "crash-1", Amount: 700,
-				Currency: "XAF", Operator: "MOOV", PhoneNumber: sandbox.PhoneNoAnswer})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if _, _, err := a.Payments.Settle(ctx, merchant, tx.ID, payment.StatusSuccess, payment.SourceSandbox, "payer confirmed"); err != nil {
-				t.Fatal(err)
-			}
-			d := f.onlyDelivery(t, merchant)
-			a.Close() // the "crash": committed, never attempted
-			if n := len(rc.requests()); n != 0 || d.State != webhook.StatePending || d.AttemptCount != 0 {
-				t.Fatalf("before restart: %d requests, %s, %d attempts", n, d.State, d.AttemptCount)
-			}
+		a, err := app.Open(ctx, app.Config{DatabaseURL: dbURL, Logger: quietLog})
+		if err != nil {
+			t.Fatal(err)
+		}
+		f := &fixture{app: a, clock: testserver.NewClock(time.Now())}
+		merchant := f.newMerchant(t)
+		f.endpoint(t, merchant, rc)
+		tx, err := a.Payments.Initiate(ctx, merchant, payment.CreateRequest{Reference: "crash-1", Amount: 700,
+			Currency: "XAF", Operator: "MOOV", PhoneNumber: sandbox.PhoneNoAnswer})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := a.Payments.Settle(ctx, merchant, tx.ID, payment.StatusSuccess, payment.SourceSandbox, "payer confirmed"); err != nil {
+			t.Fatal(err)
+		}
+		d := f.onlyDelivery(t, merchant)
+		a.Close() // the "crash": committed, never attempted
+		if n := len(rc.requests()); n != 0 || d.State != webhook.StatePending || d.AttemptCount != 0 {
+			t.Fatalf("before restart: %d requests, %s, %d attempts", n, d.State, d.AttemptCount)
+		}
 
-			s := testserver.Start(t, testserver.Options{DatabaseURL: dbURL})
-			got := rc.waitFor(t, 1, 10*time.Second, nil)[0]
-			if got.header.Get("X-Service-Delivery-Id") != d.ID || !bytes.Equal(got.body, d.Payload) {
-				t.Fatalf("after restart got delivery %s, want %s with the stored bytes", got.header.Get("X-Service-Delivery-Id"), d.ID)
-			}
-			checkEventBody(t, got.body, "transaction.success", wantData(must(s.App.Payments.Get(ctx, merchant, tx.ID))))
-			waitState(t, s.App, merchant, d.ID, webhook.StateDelivered)
-		})
-	}
+		s := testserver.Start(t, testserver.Options{DatabaseURL: dbURL})
+		got := rc.waitFor(t, 1, 10*time.Second, nil)[0]
+		if got.header.Get("X-Service-Delivery-Id") != d.ID || !bytes.Equal(got.body, d.Payload) {
+			t.Fatalf("after restart got delivery %s, want %s with the stored bytes", got.header.Get("X-Service-Delivery-Id"), d.ID)
+		}
+		checkEventBody(t, got.body, "transaction.success", wantData(must(s.App.Payments.Get(ctx, merchant, tx.ID))))
+		waitState(t, s.App, merchant, d.ID, webhook.StateDelivered)
+	})
 }
 
 // TestDisablingEndpointEndsItsWaitingDeliveries: a delivery waiting for its
@@ -260,66 +251,63 @@ func TestDeliveryAfterCrash(t *testing.T) {
 // sent if the endpoint was enabled again meanwhile.
 func TestDisablingEndpointEndsItsWaitingDeliveries(t *testing.T) {
 	t.Parallel()
-	for _, engine := range testserver.Engines {
-		t.Run(engine, func(t *testing.T) {
-			t.Parallel()
-			ctx := context.Background()
-			s := testserver.Start(t, testserver.Options{DB: engine})
-			rc := newReceiver(t, func(_ int, w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusInternalServerError) })
-			e, err := s.App.Webhooks.CreateEndpoint(ctx, s.MerchantID, rc.URL)
+	testdb.Each(t, func(t *testing.T, engine string) {
+		ctx := context.Background()
+		s := testserver.Start(t, testserver.Options{DB: engine})
+		rc := newReceiver(t, func(_ int, w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusInternalServerError) })
+		e, err := s.App.Webhooks.CreateEndpoint(ctx, s.MerchantID, rc.URL)
+		if err != nil {
+			t.Fatal(err)
+		}
+		createPayment(t, s, s.APIKey, sandbox.PhoneSuccess)
+		rc.waitFor(t, 1, 10*time.Second, nil)
+		var id string
+		for deadline := time.Now().Add(10 * time.Second); id == ""; time.Sleep(20 * time.Millisecond) {
+			ds, err := s.App.Webhooks.Deliveries(ctx, s.MerchantID, 0)
 			if err != nil {
 				t.Fatal(err)
 			}
-			createPayment(t, s, s.APIKey, sandbox.PhoneSuccess)
-			rc.waitFor(t, 1, 10*time.Second, nil)
-			var id string
-			for deadline := time.Now().Add(10 * time.Second); id == ""; time.Sleep(20 * time.Millisecond) {
-				ds, err := s.App.Webhooks.Deliveries(ctx, s.MerchantID, 0)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if len(ds) == 1 && ds[0].AttemptCount == 1 && ds[0].NextAttemptAt != nil && !ds[0].Attempts[0].InProgress {
-					id = ds[0].ID
-				} else if time.Now().After(deadline) {
-					t.Fatalf("the first attempt's failure was not recorded: %+v", ds)
-				}
+			if len(ds) == 1 && ds[0].AttemptCount == 1 && ds[0].NextAttemptAt != nil && !ds[0].Attempts[0].InProgress {
+				id = ds[0].ID
+			} else if time.Now().After(deadline) {
+				t.Fatalf("the first attempt's failure was not recorded: %+v", ds)
 			}
-			if _, err := s.App.Webhooks.SetEndpointEnabled(ctx, s.MerchantID, e.ID, false); err != nil {
-				t.Fatal(err)
-			}
-			d := waitState(t, s.App, s.MerchantID, id, webhook.StateUndelivered) // within 10 s; its retry was 1 min away
-			if d.AttemptCount != 1 || len(rc.requests()) != 1 {
-				t.Errorf("after disabling: %d attempts, %d requests; want the first alone", d.AttemptCount, len(rc.requests()))
-			}
-			if _, err := s.App.Webhooks.SetEndpointEnabled(ctx, s.MerchantID, e.ID, true); err != nil {
-				t.Fatal(err)
-			}
-			if d, _ := s.App.Webhooks.Delivery(ctx, s.MerchantID, id); d.State != webhook.StateUndelivered {
-				t.Errorf("enabled again: the delivery is %s, want undelivered until re-sent", d.State)
-			}
+		}
+		if _, err := s.App.Webhooks.SetEndpointEnabled(ctx, s.MerchantID, e.ID, false); err != nil {
+			t.Fatal(err)
+		}
+		d := waitState(t, s.App, s.MerchantID, id, webhook.StateUndelivered) // within 10 s; its retry was 1 min away
+		if d.AttemptCount != 1 || len(rc.requests()) != 1 {
+			t.Errorf("after disabling: %d attempts, %d requests; want the first alone", d.AttemptCount, len(rc.requests()))
+		}
+		if _, err := s.App.Webhooks.SetEndpointEnabled(ctx, s.MerchantID, e.ID, true); err != nil {
+			t.Fatal(err)
+		}
+		if d, _ := s.App.Webhooks.Delivery(ctx, s.MerchantID, id); d.State != webhook.StateUndelivered {
+			t.Errorf("enabled again: the delivery is %s, want undelivered until re-sent", d.State)
+		}
 
-			// Deleting one does the same.
-			gone, err := s.App.Webhooks.CreateEndpoint(ctx, s.MerchantID, rc.URL+"/gone")
-			if err != nil {
-				t.Fatal(err)
-			}
-			createPayment(t, s, s.APIKey, sandbox.PhoneSuccess)
-			var goneID string
-			for deadline := time.Now().Add(10 * time.Second); goneID == ""; time.Sleep(20 * time.Millisecond) {
-				ds, _ := s.App.Webhooks.Deliveries(ctx, s.MerchantID, 0)
-				for _, d := range ds {
-					if d.EndpointID == gone.ID && d.AttemptCount == 1 && d.NextAttemptAt != nil && !d.Attempts[0].InProgress {
-						goneID = d.ID
-					}
-				}
-				if goneID == "" && time.Now().After(deadline) {
-					t.Fatal("the deleted endpoint's first attempt was not recorded")
+		// Deleting one does the same.
+		gone, err := s.App.Webhooks.CreateEndpoint(ctx, s.MerchantID, rc.URL+"/gone")
+		if err != nil {
+			t.Fatal(err)
+		}
+		createPayment(t, s, s.APIKey, sandbox.PhoneSuccess)
+		var goneID string
+		for deadline := time.Now().Add(10 * time.Second); goneID == ""; time.Sleep(20 * time.Millisecond) {
+			ds, _ := s.App.Webhooks.Deliveries(ctx, s.MerchantID, 0)
+			for _, d := range ds {
+				if d.EndpointID == gone.ID && d.AttemptCount == 1 && d.NextAttemptAt != nil && !d.Attempts[0].InProgress {
+					goneID = d.ID
 				}
 			}
-			if err := s.App.Webhooks.DeleteEndpoint(ctx, s.MerchantID, gone.ID); err != nil {
-				t.Fatal(err)
+			if goneID == "" && time.Now().After(deadline) {
+				t.Fatal("the deleted endpoint's first attempt was not recorded")
 			}
-			waitState(t, s.App, s.MerchantID, goneID, webhook.StateUndelivered)
-		})
-	}
+		}
+		if err := s.App.Webhooks.DeleteEndpoint(ctx, s.MerchantID, gone.ID); err != nil {
+			t.Fatal(err)
+		}
+		waitState(t, s.App, s.MerchantID, goneID, webhook.StateUndelivered)
+	})
 }
