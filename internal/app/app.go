@@ -196,7 +196,7 @@ func (a *App) wire(ctx context.Context) error {
 		a.Metrics.ObservePool("writer", db.DB)
 		a.Metrics.ObservePool("readers", r)
 	} else {
-		a.Metrics.ObservePool("main", db.DB)
+		a.Metrics.ObservePgxPool("main", db.Pool())
 	}
 	var err error
 	unlock, err := db.LockSchema(ctx) // instances starting together migrate one at a time

@@ -92,7 +92,7 @@ func TestRefusedConnectionIsUnavailable(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer admin.Close()
-	db.SetMaxIdleConns(0) // the next query needs a new connection
+	db.Pool().Reset() // the next query needs a new connection
 	quoted := `"` + strings.ReplaceAll(name, `"`, `""`) + `"`
 	if _, err := admin.ExecContext(ctx, `ALTER DATABASE `+quoted+` ALLOW_CONNECTIONS false`); err != nil {
 		t.Fatal(err)

@@ -18,13 +18,9 @@ func (db *DB) OpenPool(ctx context.Context, maxConns int32) (*pgxpool.Pool, erro
 	if db.Dialect != Postgres {
 		return nil, errors.New("a pgx pool needs PostgreSQL")
 	}
-	cfg, err := pgxpool.ParseConfig(db.pgTarget)
+	cfg, err := pgPoolConfig(db.pgTarget, maxConns)
 	if err != nil {
 		return nil, fmt.Errorf("PostgreSQL connection string %s: %w", Redact(db.pgTarget), unquoted(err))
 	}
-	if cfg.ConnConfig.ConnectTimeout == 0 {
-		cfg.ConnConfig.ConnectTimeout = defaultConnectTimeout
-	}
-	cfg.MaxConns = maxConns
 	return pgxpool.NewWithConfig(ctx, cfg)
 }
