@@ -15,18 +15,27 @@ import (
 	"github.com/momopay/momopay/internal/testserver"
 )
 
-// rawRequest writes req on a new connection to s and reads one answer.
-func rawRequest(t *testing.T, s *testserver.Server, req string) (*http.Response, []byte) {
+// sendRaw writes req, as is, on a new connection to s that ends after
+// within, and returns the connection for the caller to read and close.
+func sendRaw(t *testing.T, s *testserver.Server, req string, within time.Duration) net.Conn {
 	t.Helper()
 	c, err := net.Dial("tcp", strings.TrimPrefix(s.URL, "http://"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer c.Close()
-	c.SetDeadline(time.Now().Add(10 * time.Second))
+	c.SetDeadline(time.Now().Add(within))
 	if _, err := io.WriteString(c, req); err != nil {
+		c.Close()
 		t.Fatal(err)
 	}
+	return c
+}
+
+// rawRequest writes req on a new connection to s and reads one answer.
+func rawRequest(t *testing.T, s *testserver.Server, req string) (*http.Response, []byte) {
+	t.Helper()
+	c := sendRaw(t, s, req, 10*time.Second)
+	defer c.Close()
 	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
 	if err != nil {
 		t.Fatalf("%.60q: no answer: %v", req, err)
@@ -109,15 +118,8 @@ func TestChunkedRequestEndsTheConnection(t *testing.T) {
 	// answers writes reqs on one connection and reads every answer the
 	// server gives before it closes the connection.
 	answers := func(reqs string) []int {
-		c, err := net.Dial("tcp", strings.TrimPrefix(s.URL, "http://"))
-		if err != nil {
-			t.Fatal(err)
-		}
+		c := sendRaw(t, s, reqs, 5*time.Second)
 		defer c.Close()
-		c.SetDeadline(time.Now().Add(5 * time.Second))
-		if _, err := io.WriteString(c, reqs); err != nil {
-			t.Fatal(err)
-		}
 		br := bufio.NewReader(c)
 		var statuses []int
 		for {

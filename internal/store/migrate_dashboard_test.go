@@ -17,12 +17,7 @@ import (
 func TestMigrationDashboard(t *testing.T) {
 	testdb.Each(t, func(t *testing.T, engine string) {
 		ctx := t.Context()
-		db, err := Open(ctx, testdb.URL(t, engine))
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { db.Close() })
-		migrateTo(t, db, 5)
+		db := openAt(t, engine, 5)
 
 		hash, _ := bcrypt.GenerateFromPassword([]byte("the old login"), bcrypt.MinCost)
 		merchant := uuid.NewString()

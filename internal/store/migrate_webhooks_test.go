@@ -22,12 +22,7 @@ import (
 func TestMigrationWebhookHistoryKeepsRows(t *testing.T) {
 	testdb.Each(t, func(t *testing.T, engine string) {
 		ctx := t.Context()
-		db, err := Open(ctx, testdb.URL(t, engine))
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { db.Close() })
-		migrateTo(t, db, 3)
+		db := openAt(t, engine, 3)
 
 		now := db.Time(time.Date(2026, 11, 22, 8, 0, 0, 0, time.UTC))
 		merchant, endpoint, tx, delivery := uuid.NewString(), uuid.NewString(), uuid.NewString(), uuid.NewString()
@@ -92,7 +87,7 @@ func TestMigrationWebhookHistoryKeepsRows(t *testing.T) {
 			VALUES ($1, $2, 'https://a.example.td/', 'whsec_z', TRUE, $3, 'https://a.example.td/', $4)`
 		exec(t, db, keyRow, uuid.NewString(), merchant, now, now) // deleted ones do not count
 		exec(t, db, keyRow, uuid.NewString(), merchant, now, nil)
-		_, err = db.ExecContext(ctx, keyRow, uuid.NewString(), merchant, now, nil)
+		_, err := db.ExecContext(ctx, keyRow, uuid.NewString(), merchant, now, nil)
 		if !IsUniqueViolation(err, "url_key") {
 			t.Fatalf("a second live endpoint with one URL key: %v; want a unique violation naming url_key", err)
 		}
@@ -109,6 +104,19 @@ func TestMigrationWebhookHistoryKeepsRows(t *testing.T) {
 			t.Fatalf("after down and up: %d attempts, %v; want 2", count, err)
 		}
 	})
+}
+
+// openAt opens a fresh database of engine migrated to version alone, for
+// a migration test to fill as an older build left it.
+func openAt(t *testing.T, engine string, version int64) *DB {
+	t.Helper()
+	db, err := Open(t.Context(), testdb.URL(t, engine))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	migrateTo(t, db, version)
+	return db
 }
 
 func migrateTo(t *testing.T, db *DB, version int64) {
