@@ -229,6 +229,7 @@ func (a *App) wire(ctx context.Context) error {
 				pool.Close()
 			}
 		}()
+		a.Metrics.ObservePgxPool("jobs", pool)
 		pg = &jobs.Postgres{Pool: pool, ConnOf: db.ConnOf}
 	}
 	client, err := jobs.NewClient(db.DB, pg, handlers, jobs.Config{

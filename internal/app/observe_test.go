@@ -263,9 +263,10 @@ func TestMetricsAfterTraffic(t *testing.T) {
 		sample(t, m, `momopay_jobs_oldest_due_age_seconds{queue="webhooks"}`)
 		wantSample(t, m, `momopay_database_up`, 1)
 		sample(t, m, `go_goroutines`)
-		// The connection pools: PostgreSQL's one, SQLite's writer and
-		// readers, each with its waits for a free connection.
-		pools := map[string][]string{"postgres": {"main"}, "sqlite": {"writer", "readers"}}[engine]
+		// The connection pools: PostgreSQL's main one and the job queues',
+		// SQLite's writer and readers, each with its waits for a free
+		// connection.
+		pools := map[string][]string{"postgres": {"main", "jobs"}, "sqlite": {"writer", "readers"}}[engine]
 		for _, pool := range pools {
 			if n := sample(t, m, `go_sql_open_connections{db_name="`+pool+`"}`); n < 1 {
 				t.Errorf("pool %s: %v connections open", pool, n)
