@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"golang.org/x/sync/singleflight"
 
 	"github.com/momopay/momopay/internal/jobs"
 	"github.com/momopay/momopay/internal/operator"
@@ -68,7 +69,15 @@ type collector struct {
 
 	mu   sync.Mutex
 	last reading
+	// reads lets scrapes that come while the database is being read share
+	// that reading, failed or not: each would otherwise wait for the one
+	// before it and then take its own readTimeout, so two Prometheus
+	// servers scraping while the database hangs took twice as long.
+	reads singleflight.Group
 }
+
+// readTimeout bounds one reading of the database.
+const readTimeout = 5 * time.Second
 
 // NewCollector returns the collector reading src when scraped.
 func NewCollector(src Sources) prometheus.Collector {
@@ -134,11 +143,26 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 // A failed reading is not kept, so the next scrape tries again.
 func (c *collector) read() reading {
 	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.last.ok && time.Since(c.last.at) < c.src.Refresh {
-		return c.last
+	last := c.last
+	c.mu.Unlock()
+	if last.ok && time.Since(last.at) < c.src.Refresh {
+		return last
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	r, _, _ := c.reads.Do("", func() (any, error) {
+		r := c.readDatabase()
+		if r.ok {
+			c.mu.Lock()
+			c.last = r
+			c.mu.Unlock()
+		}
+		return r, nil
+	})
+	return r.(reading)
+}
+
+// readDatabase makes one reading.
+func (c *collector) readDatabase() reading {
+	ctx, cancel := context.WithTimeout(context.Background(), readTimeout)
 	defer cancel()
 	r := reading{at: time.Now()}
 	var err error
@@ -152,6 +176,5 @@ func (c *collector) read() reading {
 		return reading{}
 	}
 	r.ok = true
-	c.last = r
 	return r
 }

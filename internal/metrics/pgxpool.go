@@ -52,8 +52,9 @@ func (c *pgxPoolCollector) Collect(ch chan<- prometheus.Metric) {
 	gauge(c.open, float64(s.TotalConns()))
 	gauge(c.inUse, float64(s.AcquiredConns()))
 	gauge(c.idle, float64(s.IdleConns()))
-	// An acquire that found no idle connection waited for one (to be made,
-	// or given back): database/sql's WaitCount counts the same.
+	// An acquire that found no idle connection waited for one to be given
+	// back or made. database/sql's WaitCount counts only the first kind; a
+	// pool that reconnects after a database restart counts the second.
 	counter(c.waitCount, float64(s.EmptyAcquireCount()))
 	counter(c.waitSeconds, s.EmptyAcquireWaitTime().Seconds())
 	counter(c.maxIdleTimeClosed, float64(s.MaxIdleDestroyCount()))
