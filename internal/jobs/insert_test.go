@@ -3,8 +3,6 @@ package jobs_test
 import (
 	"database/sql"
 	"errors"
-	"io"
-	"log/slog"
 	"testing"
 	"time"
 
@@ -23,12 +21,7 @@ import (
 func TestJobsCommitWithTheirTransaction(t *testing.T) {
 	testdb.Each(t, func(t *testing.T, engine string) {
 		ctx := t.Context()
-		quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-		a, err := app.Open(ctx, app.Config{DatabaseURL: testdb.URL(t, engine), Logger: quiet})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { a.Close() })
+		a := openApp(t, engine, app.Config{})
 		merchant, now := uuid.NewString(), time.Now()
 		schedule := func(id string, then error) error {
 			return a.DB.InTx(ctx, func(tx *sql.Tx) error {

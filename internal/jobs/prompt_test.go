@@ -1,8 +1,6 @@
 package jobs_test
 
 import (
-	"io"
-	"log/slog"
 	"testing"
 	"time"
 
@@ -24,12 +22,7 @@ import (
 func TestFirstPollNeedsNoSchedulerPass(t *testing.T) {
 	testdb.Each(t, func(t *testing.T, engine string) {
 		ctx := t.Context()
-		quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-		a, err := app.Open(ctx, app.Config{DatabaseURL: testdb.URL(t, engine), PendingTTL: time.Minute, Logger: quiet})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { a.Close() })
+		a := openApp(t, engine, app.Config{PendingTTL: time.Minute})
 		m, err := a.Merchants.Create(ctx, "Prompt", "prompt@example.com", "correct horse battery", time.Now())
 		if err != nil {
 			t.Fatal(err)

@@ -23,12 +23,7 @@ func TestSweeperTakesUpOverdueWork(t *testing.T) {
 	testdb.Each(t, func(t *testing.T, engine string) {
 		ctx := t.Context()
 		clk := testserver.NewClock(time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC))
-		quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-		a, err := app.Open(ctx, app.Config{DatabaseURL: testdb.URL(t, engine), PendingTTL: time.Minute, Now: clk.Now, Logger: quiet})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { a.Close() })
+		a := openApp(t, engine, app.Config{PendingTTL: time.Minute, Now: clk.Now})
 		m, err := a.Merchants.Create(ctx, "Sweep", "sweep@example.com", "correct horse battery", clk.Now())
 		if err != nil {
 			t.Fatal(err)
@@ -81,3 +76,20 @@ func assertStatus(t *testing.T, a *app.App, merchant, id string, want payment.St
 		t.Fatalf("status of %s: %v (%v), want %s", id, got, err, want)
 	}
 }
+
+// openApp opens the whole service on a fresh database of engine, with cfg's
+// other settings and a quiet log, closed when the test ends.
+func openApp(t *testing.T, engine string, cfg app.Config) *app.App {
+	t.Helper()
+	cfg.DatabaseURL = testdb.URL(t, engine)
+	cfg.Logger = quiet
+	a, err := app.Open(t.Context(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { a.Close() })
+	return a
+}
+
+// quiet is the log of the services the tests open.
+var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
