@@ -26,34 +26,39 @@ type Payments interface {
 // MaxBodyBytes bounds request bodies (DESIGN.md §4).
 const MaxBodyBytes = 64 << 10
 
-// transactionJSON is a Transaction on the wire (contract §2.1). List items
-// leave out description and expires_at, hence the pointers.
-type transactionJSON struct {
-	ID          string   `json:"id"`
-	Reference   string   `json:"reference"`
-	InternalRef string   `json:"internal_ref"`
-	Amount      int64    `json:"amount"`
-	Currency    string   `json:"currency"`
-	Operator    string   `json:"operator"`
-	PhoneNumber string   `json:"phone_number"`
-	Description **string `json:"description,omitempty"`
-	Status      string   `json:"status"`
-	CreatedAt   string   `json:"created_at"`
-	UpdatedAt   string   `json:"updated_at"`
-	ExpiresAt   *string  `json:"expires_at,omitempty"`
+// listItemJSON is a transaction as a list page carries it (contract §2.1):
+// without description and expires_at.
+type listItemJSON struct {
+	ID          string `json:"id"`
+	Reference   string `json:"reference"`
+	InternalRef string `json:"internal_ref"`
+	Amount      int64  `json:"amount"`
+	Currency    string `json:"currency"`
+	Operator    string `json:"operator"`
+	PhoneNumber string `json:"phone_number"`
+	Status      string `json:"status"`
+	CreatedAt   string `json:"created_at"`
+	UpdatedAt   string `json:"updated_at"`
 }
 
-func toJSON(t *payment.Transaction, full bool) transactionJSON {
-	out := transactionJSON{
+// transactionJSON is a whole Transaction on the wire, as a create and a
+// get answer it: description is null when the merchant gave none.
+type transactionJSON struct {
+	listItemJSON
+	Description *string `json:"description"`
+	ExpiresAt   string  `json:"expires_at"`
+}
+
+func toListItem(t *payment.Transaction) listItemJSON {
+	return listItemJSON{
 		ID: t.ID, Reference: t.Reference, InternalRef: t.InternalRef, Amount: t.Amount, Currency: t.Currency,
 		Operator: string(t.Operator), PhoneNumber: t.PhoneNumber, Status: string(t.Status),
 		CreatedAt: payment.FormatTime(t.CreatedAt), UpdatedAt: payment.FormatTime(t.UpdatedAt),
 	}
-	if full {
-		desc, exp := t.Description, payment.FormatTime(t.ExpiresAt)
-		out.Description, out.ExpiresAt = &desc, &exp
-	}
-	return out
+}
+
+func toJSON(t *payment.Transaction) transactionJSON {
+	return transactionJSON{listItemJSON: toListItem(t), Description: t.Description, ExpiresAt: payment.FormatTime(t.ExpiresAt)}
 }
 
 func (s *Server) handleCreateTransaction() http.Handler {
@@ -69,7 +74,7 @@ func (s *Server) handleCreateTransaction() http.Handler {
 			return
 		}
 		w.Header().Set("Location", "/v1/transactions/"+t.ID)
-		writeJSON(w, http.StatusCreated, toJSON(t, true))
+		writeJSON(w, http.StatusCreated, toJSON(t))
 	})
 }
 
@@ -88,7 +93,7 @@ func (s *Server) handleGetTransaction() http.Handler {
 			writeError(w, r, s.log, err)
 			return
 		}
-		answer, err := encodeJSON(toJSON(t, true))
+		answer, err := encodeJSON(toJSON(t))
 		if err != nil {
 			writeError(w, r, s.log, err)
 			return
@@ -108,8 +113,8 @@ type pagination struct {
 }
 
 type listJSON struct {
-	Data       []transactionJSON `json:"data"`
-	Pagination pagination        `json:"pagination"`
+	Data       []listItemJSON `json:"data"`
+	Pagination pagination     `json:"pagination"`
 }
 
 func (s *Server) handleListTransactions() http.Handler {
@@ -124,11 +129,11 @@ func (s *Server) handleListTransactions() http.Handler {
 			writeError(w, r, s.log, err)
 			return
 		}
-		out := listJSON{Data: make([]transactionJSON, 0, len(page.Transactions)), Pagination: pagination{
+		out := listJSON{Data: make([]listItemJSON, 0, len(page.Transactions)), Pagination: pagination{
 			Page: f.Page, PerPage: f.PerPage, Total: page.Total, TotalPages: (page.Total + f.PerPage - 1) / f.PerPage,
 		}}
 		for i := range page.Transactions {
-			out.Data = append(out.Data, toJSON(&page.Transactions[i], false))
+			out.Data = append(out.Data, toListItem(&page.Transactions[i]))
 		}
 		writeJSON(w, http.StatusOK, out)
 	})
