@@ -15,7 +15,10 @@
 //   - routes.go: Config, New, Register (every route on one screen, each
 //     with the permission it needs), the security headers and CSRF
 //     refusal (secure), and Audit.
-//   - session.go: sign-in, sign-out, the JWT cookie, signedIn and need.
+//   - session.go: the JWT cookie and its renewal, signedIn, need and
+//     sign-out; login.go: the sign-in page, sign-in (form or JSON) and
+//     its throttles; envelope.go: answers to JSON callers in the
+//     contract's error envelope.
 //   - render.go: templates parsed once, the layout every page embeds,
 //     render, fail, notFound, forbidden, flash messages.
 //   - i18n.go: language choice and the English and French catalogue.
