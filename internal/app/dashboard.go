@@ -10,6 +10,7 @@ import (
 	"github.com/momopay/momopay/internal/dashboard"
 	"github.com/momopay/momopay/internal/payment"
 	"github.com/momopay/momopay/internal/store"
+	"github.com/momopay/momopay/internal/webhook"
 )
 
 // wireDashboard builds the dashboard on the stores. Its session secret is
@@ -35,7 +36,7 @@ func (a *App) wireDashboard(ctx context.Context) error {
 	}
 	d, err := dashboard.New(dashboard.Config{
 		Accounts: a.Users, Sessions: a.Sessions, AuditLog: a.AuditLog, Team: a.Users,
-		Keys: dashboardKeys{a.APIKeys}, Figures: dashboardFigures{store.NewFigures(a.DB)},
+		Keys: dashboardKeys{a.APIKeys}, Figures: dashboardFigures{store.NewFigures(a.DB), a.Webhooks, a.Cases},
 		Payments: a.Payments, Records: a.Transactions, Webhooks: a.Webhooks, Cases: a.Cases, Refunds: a.Refunds,
 		Phone: &sandboxPhone{txs: a.Transactions, payments: a.Payments, answer: a.AnswerSandboxPayment,
 			answers: store.NewSandboxAnswers(a.DB), now: a.cfg.Now},
@@ -88,8 +89,23 @@ func dashboardKey(k store.APIKey) dashboard.APIKey {
 	return dashboard.APIKey{ID: k.ID, Prefix: k.Prefix, CreatedAt: k.CreatedAt, LastUsedAt: k.LastUsedAt, RevokedAt: k.RevokedAt}
 }
 
-// dashboardFigures gives the overview the store's totals in its terms.
-type dashboardFigures struct{ *store.Figures }
+// dashboardFigures gives the overview the store's totals in its terms,
+// and its alerts from the packages that own those tables.
+type dashboardFigures struct {
+	*store.Figures
+	webhooks *webhook.Service
+	cases    *store.ReconciliationCases
+}
+
+// Alerts counts what needs a person: undelivered webhook deliveries and
+// open reconciliation cases.
+func (f dashboardFigures) Alerts(ctx context.Context, merchantID string) (undelivered, openCases int64, err error) {
+	if undelivered, err = f.webhooks.UndeliveredOf(ctx, merchantID); err != nil {
+		return 0, 0, err
+	}
+	n, err := f.cases.CountOpen(ctx, merchantID)
+	return undelivered, int64(n), err
+}
 
 func (f dashboardFigures) DailyTotals(ctx context.Context, merchantID, first, last string) ([]dashboard.DailyTotal, error) {
 	totals, err := f.Figures.DailyTotals(ctx, merchantID, first, last)

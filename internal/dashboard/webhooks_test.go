@@ -306,6 +306,17 @@ func TestDeliveryHistoryPage(t *testing.T) {
 			t.Fatal(err)
 		}
 
+		// The overview counts them among what needs a person; another
+		// merchant's overview does not.
+		if home := br.get("/"); !strings.Contains(home.body, "3 webhook deliveries could not be delivered.") {
+			t.Errorf("the overview does not count the 3 undelivered deliveries: %.3000s", home.body)
+		}
+		otherID, _ := b.s.NewMerchant(t)
+		b.addUser(otherID, "owner@other.example", "owner")
+		if home := b.login("owner@other.example").get("/"); home.status != http.StatusOK || strings.Contains(home.body, "could not be delivered") {
+			t.Errorf("another merchant's overview counts these deliveries: %d %.3000s", home.status, home.body)
+		}
+
 		all := br.get("/webhooks/deliveries")
 		if all.status != http.StatusOK || strings.Count(all.body, `class="delivery"`) != 3 || !strings.Contains(all.body, "HTTP 503") || !strings.Contains(all.body, "maintenance") {
 			t.Fatalf("history: %d, %d deliveries", all.status, strings.Count(all.body, `class="delivery"`))

@@ -168,16 +168,3 @@ func (s *Figures) LatestTransactions(ctx context.Context, merchantID string, n i
 	}
 	return out, rows.Err()
 }
-
-// Alerts counts a merchant's undelivered webhook deliveries and open
-// reconciliation cases, through partial indexes (migrations 00006, 00007).
-// Only deliveries a person can still act on count: not test events (never
-// re-sent; a new test is the way) nor deliveries to a deleted endpoint,
-// which could otherwise never leave the count.
-func (s *Figures) Alerts(ctx context.Context, merchantID string) (undelivered, cases int64, err error) {
-	err = s.db.Reader().QueryRowContext(ctx, `SELECT
-		(SELECT COUNT(*) FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id
-			WHERE d.merchant_id = $1 AND d.state = 'undelivered' AND NOT d.test AND e.deleted_at IS NULL),
-		(SELECT COUNT(*) FROM reconciliation_cases WHERE merchant_id = $1 AND resolved_at IS NULL)`, merchantID).Scan(&undelivered, &cases)
-	return undelivered, cases, err
-}
