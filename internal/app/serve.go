@@ -198,7 +198,9 @@ func looseFileMode(dbURL string) string {
 // closes its sockets, and nothing is left to write.
 const closeWait = 5 * time.Second
 
-// closeWithin closes a, giving up after wait with a warning.
+// closeWithin closes a, giving up after wait with a warning. The close
+// it gave up on is left running: serve returns and the process ends, which
+// is what ends it.
 func closeWithin(a *App, log *slog.Logger, wait time.Duration) {
 	done := make(chan struct{})
 	go func() {

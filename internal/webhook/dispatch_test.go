@@ -1,15 +1,20 @@
 package webhook_test
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
+	"log/slog"
 	"net/http"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/momopay/momopay/internal/payment"
+	"github.com/momopay/momopay/internal/store"
 	"github.com/momopay/momopay/internal/testdb"
 	"github.com/momopay/momopay/internal/webhook"
 )
@@ -305,4 +310,107 @@ func TestSettlementSendsNoNotify(t *testing.T) {
 	if n := heard(time.Second); n != 0 {
 		t.Errorf("the settlement sent %d NOTIFY on momopay_webhooks_due, want none", n)
 	}
+}
+
+// TestDispatcherErrorsLogOnceASecond: while every attempt fails on our
+// side (here a trigger refuses each claim, as a database that cannot
+// write would), the dispatcher logs one line a second, counting the
+// failures it held back, rather than one per delivery per retry; and once
+// the database writes again, every delivery goes through.
+func TestDispatcherErrorsLogOnceASecond(t *testing.T) {
+	eachEngine(t, func(t *testing.T, f *fixture) {
+		ctx := context.Background()
+		rc := newReceiver(t, nil)
+		f.endpoint(t, f.merchant, rc)
+		const deliveries = 30
+		for range deliveries {
+			f.settle(t, f.merchant, payment.StatusSuccess)
+		}
+		refuse, allow := `CREATE TRIGGER refuse_claims BEFORE UPDATE ON webhook_deliveries
+			BEGIN SELECT RAISE(ABORT, 'injected: the database cannot write'); END`, `DROP TRIGGER refuse_claims`
+		if f.app.DB.Dialect == store.Postgres {
+			refuse = `CREATE FUNCTION refuse_claims() RETURNS trigger LANGUAGE plpgsql AS
+				$$ BEGIN RAISE EXCEPTION 'injected: the database cannot write'; END $$;
+				CREATE TRIGGER refuse_claims BEFORE UPDATE ON webhook_deliveries FOR EACH ROW EXECUTE FUNCTION refuse_claims()`
+			allow = `DROP TRIGGER refuse_claims ON webhook_deliveries`
+		}
+		if _, err := f.app.DB.Exec(refuse); err != nil {
+			t.Fatal(err)
+		}
+		var logged lockedBuffer
+		s := webhook.NewService(webhook.Config{DB: f.app.DB, Now: f.clock.Now, Logger: slog.New(slog.NewJSONHandler(&logged, nil))})
+		d := s.NewDispatcher(webhook.DispatchConfig{Workers: deliveries, PerEndpoint: deliveries, PerMerchant: deliveries, Poll: 10 * time.Millisecond})
+		start := time.Now()
+		d.Start(ctx)
+		defer d.Stop(ctx)
+		// Each delivery fails, pauses a second and fails again: wait until
+		// the lines account for every first attempt.
+		var lines []errorLine
+		held := 0
+		for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+			lines, held = logged.errorLines(t), 0
+			for _, l := range lines {
+				held += l.Held
+			}
+			if len(lines)+held >= deliveries || time.Now().After(deadline) {
+				break
+			}
+		}
+		elapsed := time.Since(start)
+		if len(lines)+held < deliveries {
+			t.Fatalf("%d lines counting %d held back failures in %v, want at least the %d first attempts", len(lines), held, elapsed, deliveries)
+		}
+		// One line a second at most: the first at once, then one a
+		// second, each counting the failures held back since the last.
+		if max := int(elapsed/time.Second) + 1; len(lines) > max {
+			t.Fatalf("%d error lines in %v, want at most %d", len(lines), elapsed, max)
+		}
+		if len(rc.requests()) != 0 {
+			t.Fatalf("%d deliveries sent while no claim could be written", len(rc.requests()))
+		}
+		if _, err := f.app.DB.Exec(allow); err != nil {
+			t.Fatal(err)
+		}
+		rc.waitFor(t, deliveries, 30*time.Second, nil)
+		waitAllIn(t, f, f.merchant, deliveries, webhook.StateDelivered)
+	})
+}
+
+// lockedBuffer collects log output written from several goroutines.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+// errorLine is one of the dispatcher's lines about an attempt stopped by
+// an error of ours.
+type errorLine struct {
+	Msg  string `json:"msg"`
+	Held int    `json:"also_failed_since_last_line"`
+}
+
+func (b *lockedBuffer) errorLines(t *testing.T) []errorLine {
+	t.Helper()
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	var out []errorLine
+	for _, raw := range bytes.Split(b.buf.Bytes(), []byte("\n")) {
+		var l errorLine
+		if len(raw) == 0 {
+			continue
+		}
+		if err := json.Unmarshal(raw, &l); err != nil {
+			t.Fatalf("log line %q: %v", raw, err)
+		}
+		if strings.HasPrefix(l.Msg, "webhook attempt stopped by an error on our side") {
+			out = append(out, l)
+		}
+	}
+	return out
 }
