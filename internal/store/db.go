@@ -45,9 +45,9 @@ type DB struct {
 	pool *pgxpool.Pool
 }
 
-// MainPoolSize bounds the PostgreSQL connections of the pool requests and
+// mainPoolSize bounds the PostgreSQL connections of the pool requests and
 // jobs' database work share (the job queues' own pool is apart).
-const MainPoolSize = 20
+const mainPoolSize = 20
 
 // Pool returns the pgx pool under the *sql.DB on PostgreSQL (its
 // statistics are the pool's, database/sql's own being empty), or nil.
@@ -125,7 +125,7 @@ func open(ctx context.Context, url string, create bool) (*DB, error) {
 		// (docs/performance.md). The pool keeps its connections open while
 		// idle (a new one is a PostgreSQL backend start) and checks one idle
 		// for over a second before handing it out.
-		poolConf, err := pgPoolConfig(target, MainPoolSize)
+		poolConf, err := pgPoolConfig(target, mainPoolSize)
 		if err != nil {
 			return nil, fmt.Errorf("connect to PostgreSQL at %s: %w", Redact(target), unquoted(err))
 		}
