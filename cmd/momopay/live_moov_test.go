@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/momopay/momopay/internal/operator/moov"
+	"github.com/momopay/momopay/internal/testlog"
 )
 
 // TestLiveModeMoov starts "serve --mode live" as a process with its
@@ -65,8 +66,8 @@ func TestLiveModeMoov(t *testing.T) {
 
 	cmd := exec.Command(binary, "serve", "--mode", "live", "--addr", "127.0.0.1:0", "--db", db)
 	cmd.Env = append(os.Environ(), env...)
-	p := &process{cmd: cmd, stdout: &syncBuffer{}}
-	logs := &syncBuffer{}
+	p := &process{cmd: cmd, stdout: &testlog.Buffer{}}
+	logs := &testlog.Buffer{}
 	cmd.Stdout, cmd.Stderr = p.stdout, logs
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

@@ -19,6 +19,7 @@ import (
 
 	"github.com/momopay/momopay/internal/operator/airtel/airtelsim"
 	"github.com/momopay/momopay/internal/operator/moov"
+	"github.com/momopay/momopay/internal/testlog"
 )
 
 // runWith runs the binary with extra environment and stdin, returning
@@ -122,8 +123,8 @@ func TestLiveMode(t *testing.T) {
 
 	cmd := exec.Command(binary, "serve", "--mode", "live", "--addr", "127.0.0.1:0", "--db", db)
 	cmd.Env = append(os.Environ(), env...)
-	p := &process{cmd: cmd, stdout: &syncBuffer{}}
-	logs := &syncBuffer{}
+	p := &process{cmd: cmd, stdout: &testlog.Buffer{}}
+	logs := &testlog.Buffer{}
 	cmd.Stdout, cmd.Stderr = p.stdout, logs
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

@@ -10,12 +10,12 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/momopay/momopay/internal/testdb"
+	"github.com/momopay/momopay/internal/testlog"
 )
 
 var binary string
@@ -44,25 +44,7 @@ func TestMain(m *testing.M) {
 type process struct {
 	cmd            *exec.Cmd
 	url            string
-	stdout, stderr *syncBuffer
-}
-
-// syncBuffer is written by exec's copying goroutine while the test reads.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
+	stdout, stderr *testlog.Buffer
 }
 
 var listeningLine = regexp.MustCompile(`msg="momopay listening" url=(http://\S+)`)
@@ -77,7 +59,7 @@ func serve(t *testing.T, dbURL string, args ...string) *process {
 // start runs a prepared serve command and waits until it answers.
 func start(t *testing.T, cmd *exec.Cmd) *process {
 	t.Helper()
-	p := &process{cmd: cmd, stdout: &syncBuffer{}, stderr: &syncBuffer{}}
+	p := &process{cmd: cmd, stdout: &testlog.Buffer{}, stderr: &testlog.Buffer{}}
 	stderr := p.stderr
 	cmd.Stdout, cmd.Stderr = p.stdout, stderr
 	if err := cmd.Start(); err != nil {

@@ -10,6 +10,7 @@ import (
 	"github.com/momopay/momopay/internal/operator/airtel/airtelsim"
 	"github.com/momopay/momopay/internal/payment"
 	"github.com/momopay/momopay/internal/testdb"
+	"github.com/momopay/momopay/internal/testlog"
 	"github.com/momopay/momopay/internal/testserver"
 )
 
@@ -105,7 +106,7 @@ func TestOperatorCallbacks(t *testing.T) {
 // TestRejectedCallbacksLoggedSparingly: anyone can post forged callbacks;
 // a flood of them writes a warning at most once a second, not one each.
 func TestRejectedCallbacksLoggedSparingly(t *testing.T) {
-	var logs lockedBuffer
+	var logs testlog.Buffer
 	s := testserver.Start(t, testserver.Options{Log: &logs})
 	forged := airtelsim.SignedCallback([]byte("not the secret"), "SERVICE-ABCDEFGH", "TS", "paid", "AM1")
 	start := time.Now()

@@ -1,7 +1,6 @@
 package api_test
 
 import (
-	"bytes"
 	"crypto/rand"
 	"log/slog"
 	"net"
@@ -10,13 +9,13 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 
 	"github.com/momopay/momopay/internal/api"
+	"github.com/momopay/momopay/internal/testlog"
 )
 
 // redisURL is the Redis server of the tests: MOMOPAY_TEST_REDIS_URL, or
@@ -76,24 +75,6 @@ func TestRedisLimitSharedByInstances(t *testing.T) {
 	}
 }
 
-// lockedBuffer is a log destination written by the limiter's goroutines.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 // TestRedisDownFailsOpenToLocal: when Redis does not answer, each instance
 // limits on its own (fail open to the per-instance limit), quickly, and
 // says so once in its log, without the password of the URL.
@@ -103,7 +84,7 @@ func TestRedisDownFailsOpenToLocal(t *testing.T) {
 	opts.DialTimeout, opts.MaxRetries = 100*time.Millisecond, 0
 	rdb := redis.NewClient(opts)
 	defer rdb.Close()
-	var logs lockedBuffer
+	var logs testlog.Buffer
 	l := api.NewRedisLimiter(rdb, api.RateLimit{PerSecond: 0.5, Burst: 3}, slog.New(slog.NewTextHandler(&logs, nil)))
 	start := time.Now()
 	var got []bool
@@ -164,7 +145,7 @@ func TestRedisOutageAndRecovery(t *testing.T) {
 		t.Fatal("redis-server did not start")
 	}
 	waitPing()
-	var logs lockedBuffer
+	var logs testlog.Buffer
 	cfg := api.RateLimit{PerSecond: 0.5, Burst: 2}
 	l := api.NewRedisLimiter(rdb, cfg, slog.New(slog.NewTextHandler(&logs, nil)))
 	// The burst is spent in Redis: another instance sees it spent.

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/momopay/momopay/internal/testdb"
+	"github.com/momopay/momopay/internal/testlog"
 	"github.com/momopay/momopay/internal/testserver"
 )
 
@@ -17,7 +18,7 @@ import (
 // client's timeout.
 func TestAbandonedRequestIsNotAnError(t *testing.T) {
 	testdb.Each(t, func(t *testing.T, engine string) {
-		var log syncBuffer
+		var log testlog.Buffer
 		s := testserver.Start(t, testserver.Options{DB: engine, Log: &log})
 		ctx, cancel := context.WithCancel(context.Background())
 		cancel() // the client hung up before the server read its key

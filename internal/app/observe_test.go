@@ -2,7 +2,6 @@ package app_test
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/json"
@@ -23,6 +22,7 @@ import (
 	"github.com/momopay/momopay/internal/operator/sandbox"
 	"github.com/momopay/momopay/internal/payment"
 	"github.com/momopay/momopay/internal/testdb"
+	"github.com/momopay/momopay/internal/testlog"
 	"github.com/momopay/momopay/internal/testserver"
 )
 
@@ -434,24 +434,6 @@ func TestPprofOnlyOnAdmin(t *testing.T) {
 	}
 }
 
-// syncBuffer collects log output written from many goroutines.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // logLines decodes JSON log lines, failing on any line that is not one.
 func logLines(t testing.TB, log string) []map[string]any {
 	t.Helper()
@@ -478,7 +460,7 @@ func logLines(t testing.TB, log string) []map[string]any {
 func TestNoSecretInLogs(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
-	var log syncBuffer
+	var log testlog.Buffer
 	s := testserver.Start(t, testserver.Options{Log: &log})
 	secrets := map[string]string{
 		"API key":                 s.APIKey,
@@ -635,9 +617,9 @@ func rand32() string { return rand.Text() }
 
 // serveCLI runs "momopay serve" in-process, as main does, until the test
 // ends, and returns its log and the URL its line msg announces.
-func serveCLI(t *testing.T, env map[string]string, args ...string) (*syncBuffer, func(msg string) string) {
+func serveCLI(t *testing.T, env map[string]string, args ...string) (*testlog.Buffer, func(msg string) string) {
 	t.Helper()
-	var stdout, stderr syncBuffer
+	var stdout, stderr testlog.Buffer
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	args = append([]string{"serve", "--db", t.TempDir() + "/m.db", "--addr", "127.0.0.1:0"}, args...)

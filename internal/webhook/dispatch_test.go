@@ -1,7 +1,6 @@
 package webhook_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -16,6 +15,7 @@ import (
 	"github.com/momopay/momopay/internal/payment"
 	"github.com/momopay/momopay/internal/store"
 	"github.com/momopay/momopay/internal/testdb"
+	"github.com/momopay/momopay/internal/testlog"
 	"github.com/momopay/momopay/internal/webhook"
 )
 
@@ -337,7 +337,7 @@ func TestDispatcherErrorsLogOnceASecond(t *testing.T) {
 		if _, err := f.app.DB.Exec(refuse); err != nil {
 			t.Fatal(err)
 		}
-		var logged lockedBuffer
+		var logged testlog.Buffer
 		s := webhook.NewService(webhook.Config{DB: f.app.DB, Now: f.clock.Now, Logger: slog.New(slog.NewJSONHandler(&logged, nil))})
 		d := s.NewDispatcher(webhook.DispatchConfig{Workers: deliveries, PerEndpoint: deliveries, PerMerchant: deliveries, Poll: 10 * time.Millisecond})
 		start := time.Now()
@@ -348,7 +348,7 @@ func TestDispatcherErrorsLogOnceASecond(t *testing.T) {
 		var lines []errorLine
 		held := 0
 		for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(50 * time.Millisecond) {
-			lines, held = logged.errorLines(t), 0
+			lines, held = errorLines(t, logged.String()), 0
 			for _, l := range lines {
 				held += l.Held
 			}
@@ -376,18 +376,6 @@ func TestDispatcherErrorsLogOnceASecond(t *testing.T) {
 	})
 }
 
-// lockedBuffer collects log output written from several goroutines.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
 // errorLine is one of the dispatcher's lines about an attempt stopped by
 // an error of ours.
 type errorLine struct {
@@ -395,17 +383,16 @@ type errorLine struct {
 	Held int    `json:"also_failed_since_last_line"`
 }
 
-func (b *lockedBuffer) errorLines(t *testing.T) []errorLine {
+// errorLines picks those lines out of the JSON log.
+func errorLines(t *testing.T, log string) []errorLine {
 	t.Helper()
-	b.mu.Lock()
-	defer b.mu.Unlock()
 	var out []errorLine
-	for _, raw := range bytes.Split(b.buf.Bytes(), []byte("\n")) {
+	for _, raw := range strings.Split(log, "\n") {
 		var l errorLine
 		if len(raw) == 0 {
 			continue
 		}
-		if err := json.Unmarshal(raw, &l); err != nil {
+		if err := json.Unmarshal([]byte(raw), &l); err != nil {
 			t.Fatalf("log line %q: %v", raw, err)
 		}
 		if strings.HasPrefix(l.Msg, "webhook attempt stopped by an error on our side") {

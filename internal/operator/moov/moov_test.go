@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/momopay/momopay/internal/operator"
+	"github.com/momopay/momopay/internal/testlog"
 )
 
 const (
@@ -44,28 +45,10 @@ func (c *clock) Advance(d time.Duration) {
 	c.now = c.now.Add(d)
 }
 
-// syncBuffer collects log lines from concurrent goroutines.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 type bundle struct {
 	op    *Operator
 	clock *clock
-	logs  *syncBuffer
+	logs  *testlog.Buffer
 	token string
 }
 
@@ -74,7 +57,7 @@ type bundle struct {
 func setup(t *testing.T, url string) bundle {
 	t.Helper()
 	c := &clock{now: time.Date(2026, 11, 22, 8, 0, 0, 0, time.UTC)}
-	logs := &syncBuffer{}
+	logs := &testlog.Buffer{}
 	op, err := New(Config{URL: url, Username: testUser, Password: testPassword, Key: testKey},
 		nil, c.Now, slog.New(slog.NewTextHandler(logs, nil)))
 	if err != nil {
