@@ -119,8 +119,10 @@ func parseFlags() (config, error) {
 		return c, errors.New("-duration and -baseline must be in (0, 5m]")
 	case c.conns < 1 || c.conns > 90:
 		return c, errors.New("-conns must be in [1, 90] (PostgreSQL allows 100 connections)")
-	case c.merchants < 1 || c.merchants > 100, c.drainEPs < 1 || c.drainEPs > 100:
-		return c, errors.New("-merchants and -drain-endpoints must be in [1, 100]")
+	case c.merchants < 1 || c.merchants > 100:
+		return c, errors.New("-merchants must be in [1, 100]")
+	case c.drainEPs < 1 || c.drainEPs > 20:
+		return c, errors.New("-drain-endpoints must be in [1, 20]: a merchant has at most 20 webhook endpoints")
 	case c.listSeed < 1 || c.listSeed > 200_000, c.drain < 1 || c.drain > 100_000:
 		return c, errors.New("-list-seed must be in [1, 200000] and -drain in [1, 100000]")
 	case c.webhookRate <= 0 || c.webhookRate > 1000, c.sustainRate <= 0 || c.sustainRate > 1000:

@@ -97,6 +97,9 @@ func urlProblem(err error) (string, bool) {
 	if !ok {
 		return "", false
 	}
+	if errors.Is(err, webhook.ErrTooManyEndpoints) {
+		return "wh.endpoints.max", true
+	}
 	if e.Code == payment.EUNPROCESSABLE {
 		return "wh.url.taken", true
 	}
@@ -210,6 +213,7 @@ func init() {
 		"wh.url.private.live":  "In live mode the URL must not point to a private, loopback or link-local address.",
 		"wh.url.private":       "The URL must not point to a private or link-local address (loopback is allowed in the sandbox).",
 		"wh.url.taken":         "This URL is registered already: use that endpoint (enable it if it is disabled) rather than adding a second.",
+		"wh.endpoints.max":     fmt.Sprintf("An account has at most %d webhook endpoints: delete one you no longer use first.", webhook.MaxEndpoints),
 		"wh.filter.bad":        "Choose a value from the list.",
 	}, map[string]string{
 		"form.fix.one":         "Veuillez corriger le champ ci-dessous.",
@@ -235,6 +239,7 @@ func init() {
 		"wh.url.private.live":  "En mode réel, l'URL ne doit pas désigner une adresse privée, de bouclage ou locale au lien.",
 		"wh.url.private":       "L'URL ne doit pas désigner une adresse privée ou locale au lien (le bouclage est permis dans le bac à sable).",
 		"wh.url.taken":         "Cette URL est déjà enregistrée : utilisez ce point de réception (activez-le s'il est désactivé) plutôt que d'en ajouter un second.",
+		"wh.endpoints.max":     fmt.Sprintf("Un compte a au plus %d points de réception de webhooks : supprimez d'abord celui dont vous ne vous servez plus.", webhook.MaxEndpoints),
 		"wh.filter.bad":        "Choisissez une valeur dans la liste.",
 	})
 }

@@ -5,6 +5,8 @@ import (
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/base64"
+	"errors"
+	"fmt"
 	"html"
 	"net/http"
 	"net/url"
@@ -12,6 +14,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/momopay/momopay/internal/webhook"
 )
 
 var shownSecret = regexp.MustCompile(`whsec_[A-Za-z0-9+/]{43}=`)
@@ -249,6 +253,20 @@ func TestWebhookEndpointPages(t *testing.T) {
 			if !strings.Contains(audit, action) {
 				t.Errorf("the audit log lacks %s", action)
 			}
+		}
+
+		// Past the bound of endpoints the form says so.
+		for i := 0; ; i++ {
+			if _, err := b.s.App.Webhooks.CreateEndpoint(context.Background(), b.s.MerchantID, fmt.Sprintf("%s/fill-%d", rc.URL, i)); err != nil {
+				if !errors.Is(err, webhook.ErrTooManyEndpoints) {
+					t.Fatal(err)
+				}
+				break
+			}
+		}
+		want := fmt.Sprintf("An account has at most %d webhook endpoints: delete one you no longer use first.", webhook.MaxEndpoints)
+		if r := br.postForm("/webhooks", url.Values{"url": {rc.URL + "/one-more"}}); r.status != http.StatusUnprocessableEntity || !strings.Contains(r.body, want) {
+			t.Errorf("one endpoint too many: %d\n%s", r.status, r.body)
 		}
 	})
 }

@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -167,6 +169,58 @@ func TestCreateEndpointOnce(t *testing.T) {
 		}
 		if list, _ := s.Endpoints(ctx, f.merchant); added != 1 || told != 1 || len(list) != 1 {
 			t.Fatalf("sent twice at once: %d added, %d told, %d endpoints", added, told, len(list))
+		}
+	})
+}
+
+// TestEndpointLimit: a merchant has at most MaxEndpoints endpoints, even
+// when many are added at once; a deleted one makes room, and another
+// merchant's count is its own. Without the bound an audit registered
+// 2,000, and each settlement queued a delivery to every one of them.
+func TestEndpointLimit(t *testing.T) {
+	eachEngine(t, func(t *testing.T, f *fixture) {
+		ctx := context.Background()
+		rc := newReceiver(t, nil)
+		// Twice the bound, all at once: exactly the bound get in.
+		var wg sync.WaitGroup
+		errs := make(chan error, 2*webhook.MaxEndpoints)
+		for i := range 2 * webhook.MaxEndpoints {
+			wg.Go(func() {
+				_, err := f.app.Webhooks.CreateEndpoint(ctx, f.merchant, fmt.Sprintf("%s/e%d", rc.URL, i))
+				errs <- err
+			})
+		}
+		wg.Wait()
+		close(errs)
+		refused := 0
+		for err := range errs {
+			switch {
+			case err == nil:
+			case errors.Is(err, webhook.ErrTooManyEndpoints) && code(err) == payment.EUNPROCESSABLE:
+				refused++
+			default:
+				t.Fatalf("add: %v", err)
+			}
+		}
+		list, err := f.app.Webhooks.Endpoints(ctx, f.merchant)
+		if err != nil || len(list) != webhook.MaxEndpoints || refused != webhook.MaxEndpoints {
+			t.Fatalf("%d endpoints kept and %d refused of %d added at once, want %d each (%v)", len(list), refused, 2*webhook.MaxEndpoints, webhook.MaxEndpoints, err)
+		}
+		// Disabled ones still count; a deleted one makes room.
+		if _, err := f.app.Webhooks.SetEndpointEnabled(ctx, f.merchant, list[0].ID, false); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := f.app.Webhooks.CreateEndpoint(ctx, f.merchant, rc.URL+"/more"); !errors.Is(err, webhook.ErrTooManyEndpoints) {
+			t.Fatalf("one more beside a disabled one: %v", err)
+		}
+		if err := f.app.Webhooks.DeleteEndpoint(ctx, f.merchant, list[1].ID); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := f.app.Webhooks.CreateEndpoint(ctx, f.merchant, rc.URL+"/more"); err != nil {
+			t.Fatalf("after a delete: %v", err)
+		}
+		if _, err := f.app.Webhooks.CreateEndpoint(ctx, f.newMerchant(t), rc.URL+"/theirs"); err != nil {
+			t.Fatalf("another merchant: %v", err)
 		}
 	})
 }
