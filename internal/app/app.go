@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -243,9 +244,12 @@ func (a *App) wire(ctx context.Context) error {
 	a.APIKeys = store.NewAPIKeys(db)
 	a.Transactions = store.NewTransactions(db, client)
 	a.Cases = store.NewReconciliationCases(db)
+	if a.ops, err = a.buildOperators(); err != nil {
+		return err
+	}
 	a.Webhooks = webhook.NewService(webhook.Config{
 		DB: db, Live: cfg.Mode == ModeLive, Now: cfg.Now, Logger: cfg.Logger,
-		ObserveAttempt: a.Metrics.ObserveWebhookAttempt, OwnListeners: cfg.Listeners,
+		ObserveAttempt: a.Metrics.ObserveWebhookAttempt, OwnListeners: append(slices.Clone(cfg.Listeners), a.ops.listeners...),
 	})
 	// The outbox: deliveries commit with the state change, and the
 	// dispatcher, woken once they have, makes their attempts.
@@ -253,9 +257,6 @@ func (a *App) wire(ctx context.Context) error {
 	a.Transactions.AfterQueued = a.Webhooks.Wake
 	a.dispatcher = a.Webhooks.NewDispatcher(webhook.DispatchConfig{})
 
-	if a.ops, err = a.buildOperators(); err != nil {
-		return err
-	}
 	operators, callbacks := a.observeOperators(a.ops.operators), a.ops.callbacks
 	a.Payments = payment.NewService(a.Metrics.Store(a.Transactions), operators, cfg.Now, cfg.PendingTTL, cfg.Logger)
 	a.Refunds = store.NewRefunds(db)

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/netip"
 	"strings"
 	"time"
 
@@ -29,6 +30,9 @@ type operatorSet struct {
 	payers map[payment.Operator]operator.SandboxPayer
 	// stop ends the simulators' listener.
 	stop func()
+	// listeners are the simulators' addresses (sandbox), which webhook
+	// deliveries must not reach, as they must not reach the API's.
+	listeners []netip.AddrPort
 }
 
 func (s *operatorSet) close() {
@@ -161,7 +165,9 @@ func (a *App) sandboxOperators() (*operatorSet, error) {
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	go srv.Serve(ln)
 	set.stop = func() { srv.Close() }
+	set.listeners = []netip.AddrPort{ln.Addr().(*net.TCPAddr).AddrPort()}
 	base := "http://" + ln.Addr().String()
+	a.cfg.Logger.Info("sandbox operator simulators listening", "url", base)
 
 	ad := airtel.New(airtel.Config{
 		BaseURL: base + "/airtel", ClientID: clientID, ClientSecret: clientSecret, CallbackSecret: secret,
