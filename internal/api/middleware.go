@@ -3,6 +3,7 @@ package api
 import (
 	"context"
 	"crypto/sha256"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"regexp"
@@ -98,11 +99,31 @@ func withRequest(log *slog.Logger, observe ObserveRequest, next http.Handler) ht
 			if observe != nil {
 				observe(route, r.Method, rec.status, elapsed)
 			}
-			log.Log(r.Context(), requestLevel(r.Method, rec.status), "request", "request_id", id, "method", r.Method,
-				"route", route, "path", r.URL.Path, "status", rec.status, "duration_ms", elapsed.Milliseconds(), "merchant_id", logMerchant)
+			log.Log(r.Context(), requestLevel(r.Method, rec.status), "request", "request_id", id, "method", clip(r.Method, maxLoggedMethod),
+				"route", route, "path", clip(r.URL.Path, maxLoggedPath), "status", rec.status, "duration_ms", elapsed.Milliseconds(), "merchant_id", logMerchant)
 		}()
 		next.ServeHTTP(rec, r)
 	})
+}
+
+// maxLoggedPath and maxLoggedMethod bound what a request line keeps of
+// the path and method, which anyone can send without a key: Go's server
+// takes a method of any length and a path up to the 1 MiB of headers, and
+// each request is logged, so an unbounded line would let a caller write
+// the log's disk full at the rate it sends. Every route's path is far
+// shorter; the route pattern is logged whole.
+const (
+	maxLoggedPath   = 256
+	maxLoggedMethod = 16
+)
+
+// clip shortens s to n bytes for a log line or an answer, saying how long
+// it was.
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return fmt.Sprintf("%s… (%d bytes)", strings.ToValidUTF8(s[:n], ""), len(s))
 }
 
 // NoteMerchant names the merchant a request acts for in its request log

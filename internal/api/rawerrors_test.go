@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/momopay/momopay/internal/payment"
+	"github.com/momopay/momopay/internal/testlog"
 	"github.com/momopay/momopay/internal/testserver"
 )
 
@@ -68,6 +69,7 @@ func TestMalformedRequestsGetTheEnvelope(t *testing.T) {
 		{"headers over the limit", "GET /v1/transactions HTTP/1.1\r\nHost: x\r\nX-Big: " + strings.Repeat("a", 64<<10) + "\r\n\r\n", 431, "REQUEST_HEADER_FIELDS_TOO_LARGE", "the request's headers are too large"},
 		{"unknown transfer encoding", "POST /v1/transactions HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: zip\r\n\r\n", 501, "NOT_IMPLEMENTED", "Unsupported transfer encoding"},
 		{"CONNECT", "CONNECT 127.0.0.1:5432 HTTP/1.1\r\nHost: 127.0.0.1:5432\r\n\r\n", 501, "NOT_IMPLEMENTED", "CONNECT is not supported"},
+		{"the asterisk target", "GET * HTTP/1.1\r\nHost: x\r\n\r\n", 400, "VALIDATION_ERROR", "the request target * names no resource"},
 	} {
 		resp, body := rawRequest(t, s, c.req)
 		var env struct {
@@ -157,5 +159,38 @@ func TestChunkedRequestEndsTheConnection(t *testing.T) {
 		if got := answers(c.reqs); !slices.Equal(got, c.want) {
 			t.Errorf("%s: answers %v, want %v", name, got, c.want)
 		}
+	}
+}
+
+// TestLongRequestsAreClippedInTheLog: a path or a method of any length,
+// which anyone can send without a key, is clipped in the request's log
+// line and in the 405 answer that names the method, so that a caller
+// cannot write the log's disk full at the rate it sends.
+func TestLongRequestsAreClippedInTheLog(t *testing.T) {
+	t.Parallel()
+	var log testlog.Buffer
+	s := testserver.Start(t, testserver.Options{Log: &log})
+	long := strings.Repeat("a", 15000)
+	resp, _ := rawRequest(t, s, "GET /"+long+" HTTP/1.1\r\nHost: x\r\n\r\n")
+	if resp.StatusCode != http.StatusNotFound {
+		t.Fatalf("a long path: %d", resp.StatusCode)
+	}
+	method := strings.Repeat("M", 5000)
+	resp, body := rawRequest(t, s, method+" /v1/transactions HTTP/1.1\r\nHost: x\r\n\r\n")
+	if resp.StatusCode != http.StatusMethodNotAllowed || len(body) > 1000 || !strings.Contains(string(body), "(5000 bytes) is not allowed here") {
+		t.Errorf("a long method: %d, %d bytes: %.300s", resp.StatusCode, len(body), body)
+	}
+	seen := 0
+	for _, line := range strings.Split(log.String(), "\n") {
+		if !strings.Contains(line, `"msg":"request"`) {
+			continue
+		}
+		seen++
+		if len(line) > 1000 {
+			t.Errorf("a request line of %d bytes: %.300s", len(line), line)
+		}
+	}
+	if seen < 2 {
+		t.Fatalf("%d request lines logged, want 2:\n%.2000s", seen, log.String())
 	}
 }

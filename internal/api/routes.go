@@ -145,6 +145,15 @@ func (s *Server) saneRequestsOnly(next http.Handler) http.Handler {
 			writeProblem(w, http.StatusNotImplemented, codeNotImplemented, "CONNECT is not supported: this server is no proxy")
 			return
 		}
+		if r.RequestURI == "*" {
+			// The asterisk form names no resource (RFC 9112 section
+			// 3.2.4, for OPTIONS only, which net/http answers before any
+			// handler); ServeMux would answer 400 with no body.
+			w.Header().Set("Connection", "close")
+			writeError(w, r, s.log, &payment.Error{Code: payment.EINVALID, Message: "the request target * names no resource: send a path such as /v1/transactions",
+				Fields: map[string]string{"request": "is not a well-formed HTTP/1.1 request"}})
+			return
+		}
 		p := r.URL.Path
 		clean := path.Clean(p)
 		if strings.HasSuffix(p, "/") && clean != "/" {
@@ -161,7 +170,7 @@ func (s *Server) saneRequestsOnly(next http.Handler) http.Handler {
 func methodNotAllowed(allow string) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Allow", allow)
-		writeProblem(w, http.StatusMethodNotAllowed, codeMethodNotAllow, r.Method+" is not allowed here; use "+allow)
+		writeProblem(w, http.StatusMethodNotAllowed, codeMethodNotAllow, clip(r.Method, maxLoggedMethod)+" is not allowed here; use "+allow)
 	})
 }
 
