@@ -88,7 +88,9 @@ func (a *App) liveOperators() (*operatorSet, error) {
 			BaseURL: base, ClientID: env("MOMOPAY_AIRTEL_CLIENT_ID"), ClientSecret: env("MOMOPAY_AIRTEL_CLIENT_SECRET"),
 			CallbackSecret: []byte(env(airtelOptional)), Now: a.cfg.Now, Logger: a.cfg.Logger,
 		})
-		if env(airtelOptional) == "" {
+		if env(airtelOptional) == "" && a.cfg.RequireOperator {
+			// Said by serve and config check only: the administrative
+			// commands read no callbacks.
 			a.cfg.Logger.Warn(airtelOptional + " is not set: Airtel callbacks cannot be authenticated, so each one only triggers a status enquiry")
 		}
 		set.operators[payment.OperatorAirtel] = operator.WithBreaker("AIRTEL", ad, operator.DefaultBreakerSettings)

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -24,6 +25,7 @@ import (
 	"github.com/momopay/momopay/internal/store"
 	"github.com/momopay/momopay/internal/team"
 	"github.com/momopay/momopay/internal/testdb"
+	"github.com/momopay/momopay/internal/testlog"
 )
 
 func initiateAirtel(t *testing.T, a *app.App, merchant, ref, phone string) *payment.Transaction {
@@ -356,18 +358,33 @@ func TestSandboxAirtelByHand(t *testing.T) {
 // TestLiveConfiguration: live mode builds only the operators its
 // environment configures (a payment for another is 422 saying so), names
 // every missing variable of a half-configured one, and commits SQLite with
-// synchronous=FULL.
+// synchronous=FULL. Serving without an Airtel callback secret warns that
+// callbacks cannot be authenticated; an administrative command, which
+// reads no callbacks, does not.
 func TestLiveConfiguration(t *testing.T) {
 	t.Parallel()
 	quiet := quietLog
 	env := map[string]string{
 		"MOMOPAY_AIRTEL_BASE_URL": "https://openapiuat.airtel.africa", "MOMOPAY_AIRTEL_CLIENT_ID": "id", "MOMOPAY_AIRTEL_CLIENT_SECRET": "secret",
 	}
-	a, err := app.Open(t.Context(), app.Config{DatabaseURL: testdb.URL(t, "sqlite"), Mode: app.ModeLive, Getenv: func(k string) string { return env[k] }, RequireOperator: true, Logger: quiet, SessionSecret: liveSessionSecret})
+	dbURL := testdb.URL(t, "sqlite")
+	var served, administered testlog.Buffer
+	a, err := app.Open(t.Context(), app.Config{DatabaseURL: dbURL, Mode: app.ModeLive, Getenv: func(k string) string { return env[k] }, RequireOperator: true,
+		Logger: slog.New(slog.NewTextHandler(&served, nil)), SessionSecret: liveSessionSecret})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer a.Close()
+	admin, err := app.Open(t.Context(), app.Config{DatabaseURL: dbURL, Mode: app.ModeLive, Getenv: func(k string) string { return env[k] },
+		Logger: slog.New(slog.NewTextHandler(&administered, nil)), ExistingDatabase: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	admin.Close()
+	const warning = "MOMOPAY_AIRTEL_CALLBACK_SECRET is not set"
+	if !strings.Contains(served.String(), warning) || strings.Contains(administered.String(), warning) {
+		t.Errorf("the callback secret's warning: serving %q, administering %q; want it when serving only", served.String(), administered.String())
+	}
 	var sync int
 	if err := a.DB.QueryRowContext(t.Context(), "PRAGMA synchronous").Scan(&sync); err != nil || sync != 2 {
 		t.Errorf("PRAGMA synchronous = %d (%v), want 2 (FULL)", sync, err)
