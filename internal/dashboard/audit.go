@@ -5,6 +5,7 @@ import (
 	"net/url"
 	"time"
 
+	"github.com/momopay/momopay/internal/payment"
 	"github.com/momopay/momopay/internal/team"
 )
 
@@ -26,8 +27,8 @@ func (d *Dashboard) handleAudit() http.Handler {
 		q := r.URL.Query()
 		before, _ := time.Parse(time.RFC3339Nano, q.Get("before"))
 		id := q.Get("id")
-		if len(id) > 64 {
-			id = ""
+		if !payment.ValidID(id) {
+			id = "" // entries' ids are UUIDs; anything else continues nowhere
 		}
 		entries, err := d.auditLog.List(r.Context(), sessionOf(r).MerchantID, before, id, auditPageSize+1)
 		if err != nil {

@@ -79,3 +79,50 @@ func TestOversizedForms(t *testing.T) {
 		}
 	})
 }
+
+// TestNotTextAnywhere sends bytes that are not UTF-8 text, and NUL, in
+// every form field and query parameter the dashboard reads: none is
+// answered 500 on either engine (PostgreSQL refuses to store or compare
+// such text, and answered two of them 500 before), and no endpoint is
+// added with such a URL.
+func TestNotTextAnywhere(t *testing.T) {
+	eachEngine(t, func(t *testing.T, b *bundle) {
+		br := b.login(b.owner.Email)
+		someID := uuid.NewString()
+		for _, bad := range []string{"\xff", "\xc0\xaf", "\x00"} {
+			forms := map[string]url.Values{
+				"/keys":                           {"request": {bad}},
+				"/webhooks":                       {"url": {"http://hooks.example.td/" + bad}},
+				"/webhooks/" + someID + "/rotate": {"request": {bad}},
+				"/webhooks/deliveries/" + someID + "/resend": {"return": {"/" + bad}},
+				"/webhooks/resend-undelivered":               {"since": {bad}, "endpoint": {bad}},
+				"/reconciliation/" + someID + "/resolve":     {"note": {bad}},
+				"/phone/" + someID + "/answer":               {"answer": {bad}, "pin": {bad}},
+				"/team":                                      {"email": {bad + "@example.td"}, "role": {bad}, "password": {strings.Repeat(bad, 12)}},
+				"/account/password":                          {"current": {bad}, "new": {strings.Repeat(bad, 12)}},
+				"/account/language":                          {"language": {bad}},
+			}
+			for path, form := range forms {
+				if r := br.postForm(path, form); r.status >= 500 {
+					t.Errorf("POST %s with %q: %d", path, bad, r.status)
+				}
+			}
+			q := url.QueryEscape(bad)
+			for _, path := range []string{
+				"/audit?before=2026-01-01T00:00:00Z&id=" + q,
+				"/transactions?q=" + q + "&status=" + q + "&operator=" + q + "&from=" + q + "&to=" + q,
+				"/transactions?before=" + q, "/transactions?after=" + q,
+				"/transactions/export.csv?q=" + q,
+				"/webhooks/deliveries?state=" + q + "&event=" + q + "&endpoint=" + q + "&show=" + q + "&after=" + q,
+				"/webhooks?test=" + q, "/phone?number=" + q, "/login?next=" + q + "&lang=" + q,
+			} {
+				if r := br.get(path); r.status >= 500 {
+					t.Errorf("GET %s: %d", path, r.status)
+				}
+			}
+		}
+		if endpoints, err := b.s.App.Webhooks.Endpoints(context.Background(), b.s.MerchantID); err != nil || len(endpoints) != 0 {
+			t.Errorf("endpoints after URLs that are not text: %v %v", endpoints, err)
+		}
+	})
+}

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"syscall"
 	"time"
+	"unicode"
 	"unicode/utf8"
 
 	"golang.org/x/net/idna"
@@ -123,6 +124,12 @@ func ValidateURL(raw string, live bool) error {
 	}
 	if len(raw) > MaxURLLength {
 		return ErrURLTooLong
+	}
+	if !utf8.ValidString(raw) || strings.ContainsFunc(raw, unicode.IsControl) {
+		// Not text (PostgreSQL would refuse to store it) or with control
+		// characters, which url.Parse lets through in the path and query
+		// once they are percent-decoded.
+		return ErrURLUnparsable
 	}
 	u, err := url.Parse(raw)
 	if err != nil {

@@ -71,6 +71,14 @@ func TestValidateURL(t *testing.T) {
 		{"https://１０.１/", "numeric", "numeric"},
 		{"https://bücher.example/hook", "", ""},
 
+		// Not text, or with control characters (PostgreSQL refused the
+		// first with a 500 before it was checked here).
+		{"https://example.com/\xff", "not a valid URL", "not a valid URL"},
+		{"https://example.com/?q=\xc0\xaf", "not a valid URL", "not a valid URL"},
+		{"https://\xff.example/", "not a valid URL", "not a valid URL"},
+		{"https://example.com/a\x00b", "not a valid URL", "not a valid URL"},
+		{"https://example.com/a\x7fb", "not a valid URL", "not a valid URL"},
+
 		{"", "required", "required"},
 		{"   ", "required", "required"},
 		{"ftp://example.com/hook", "https", "http:// or https://"},
