@@ -39,10 +39,13 @@ func (d *Dashboard) handlePassword() http.Handler {
 			return
 		}
 		now := d.now()
-		// Wrong current passwords count against the account as failed
-		// sign-ins do: a stolen session must not be a way to guess the
-		// password at the server's speed.
-		wait, giveBack := d.byAccount.Reserve(s.User.Email, now)
+		// Wrong current passwords are throttled per user, on a budget of
+		// their own: failed sign-ins, which anyone who knows the email can
+		// make, must not keep the user from changing the password. Each
+		// wrong one also spends from the account's sign-in budget (without
+		// waiting on it), so a stolen session is no way to guess the
+		// password beyond what the sign-in form allows.
+		wait, giveBack := d.byAccount.Reserve("password change "+s.User.ID, now)
 		if wait > 0 {
 			secs := retryAfter(w, wait)
 			d.render(w, r, http.StatusTooManyRequests, "account", &accountPage{layout: layout{Title: "account.title", Nav: "account"},
@@ -56,6 +59,7 @@ func (d *Dashboard) handlePassword() http.Handler {
 			return
 		}
 		if u == nil || u.ID != s.User.ID {
+			d.byAccount.Reserve(s.User.Email, now) // a guess, kept: nothing to give back
 			again(http.StatusUnprocessableEntity, "account.wrong", map[string]string{"current": "account.wrong"})
 			return
 		}

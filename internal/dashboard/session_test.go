@@ -505,6 +505,31 @@ func TestPasswordChangeThrottle(t *testing.T) {
 	})
 }
 
+// TestOthersCannotBlockAPasswordChange: failed sign-ins to an account
+// from another browser, which anyone who knows its email can send, throttle
+// sign-ins from unknown browsers but not the signed-in user's password
+// change. Before, they shared one budget, and one failed sign-in every 30 s
+// kept the user from changing the password for as long as the sender liked.
+func TestOthersCannotBlockAPasswordChange(t *testing.T) {
+	eachEngine(t, func(t *testing.T, b *bundle) {
+		br := b.login(b.owner.Email)
+		stranger := b.browser()
+		for range 11 {
+			stranger.postJSON("/auth/login", `{"email":"`+b.owner.Email+`","password":"a guessed password"}`)
+		}
+		if r := stranger.postJSON("/auth/login", `{"email":"`+b.owner.Email+`","password":"a guessed password"}`); r.status != http.StatusTooManyRequests {
+			t.Fatalf("the stranger's 12th sign-in: %d, want 429", r.status)
+		}
+		r := br.postForm("/account/password", url.Values{"current": {password}, "new": {"an entirely new password"}})
+		if r.status != http.StatusSeeOther {
+			t.Fatalf("the owner's password change while strangers are throttled: %d, want 303\n%.2000s", r.status, r.body)
+		}
+		if u, _ := b.s.App.Users.CheckPassword(context.Background(), b.owner.Email, "an entirely new password"); u == nil {
+			t.Error("the password did not change")
+		}
+	})
+}
+
 // TestUnknownPages: a browser asking for a page that does not exist gets
 // the dashboard's 404 page with its headers; a page asked with a method it
 // does not take gets 405 with Allow; API paths, and clients that do not
