@@ -56,6 +56,8 @@ func RunStore(t *testing.T, open func(t *testing.T) Fixture) {
 	}{
 		{"CreateTransaction", testCreateTransaction},
 		{"DeleteTransaction", testDeleteTransaction},
+		{"PushTaken", testPushTaken},
+		{"Heard", testHeard},
 	} {
 		t.Run(method.name, func(t *testing.T) { method.run(t, s) })
 	}
