@@ -58,6 +58,9 @@ func RunStore(t *testing.T, open func(t *testing.T) Fixture) {
 		{"DeleteTransaction", testDeleteTransaction},
 		{"PushTaken", testPushTaken},
 		{"Heard", testHeard},
+		{"Transaction", testTransaction},
+		{"ReferenceHolder", testReferenceHolder},
+		{"TransactionByInternalRef", testTransactionByInternalRef},
 	} {
 		t.Run(method.name, func(t *testing.T) { method.run(t, s) })
 	}
