@@ -61,6 +61,7 @@ func RunStore(t *testing.T, open func(t *testing.T) Fixture) {
 		{"Transaction", testTransaction},
 		{"ReferenceHolder", testReferenceHolder},
 		{"TransactionByInternalRef", testTransactionByInternalRef},
+		{"ListTransactions", func(t *testing.T, _ *suite) { testListTransactions(t, start) }},
 	} {
 		t.Run(method.name, func(t *testing.T) { method.run(t, s) })
 	}
