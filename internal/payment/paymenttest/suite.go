@@ -62,6 +62,7 @@ func RunStore(t *testing.T, open func(t *testing.T) Fixture) {
 		{"ReferenceHolder", testReferenceHolder},
 		{"TransactionByInternalRef", testTransactionByInternalRef},
 		{"ListTransactions", func(t *testing.T, _ *suite) { testListTransactions(t, start) }},
+		{"Settle", testSettle},
 	} {
 		t.Run(method.name, func(t *testing.T) { method.run(t, s) })
 	}
