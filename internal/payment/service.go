@@ -32,7 +32,8 @@ type Store interface {
 	// with the operator's id of it when the push returned one (kept as
 	// OperatorRef; "" keeps what is there), and adds step
 	// (EventPushAccepted or EventPushUnconfirmed) to its timeline, all
-	// only when the flag was still set.
+	// only when the flag was still set (an id of no transaction of the
+	// merchant's changes nothing).
 	PushTaken(ctx context.Context, merchantID, id, operatorRef string, step TransactionEvent) error
 	// Heard adds an answer that changed nothing (a status poll or callback
 	// saying the payment is still pending) to the transaction's timeline.
@@ -52,7 +53,8 @@ type Store interface {
 	// early EXPIRED changes nothing and reports false), and queues its webhook deliveries in the same
 	// database transaction. When the transaction is already final and the
 	// outcome differs, it records a ReconciliationCase instead. It reports
-	// whether this call made the transition.
+	// whether this call made the transition. An id of no transaction of
+	// the merchant's is ErrNotFound and changes nothing.
 	Settle(ctx context.Context, s Settlement) (*Transaction, bool, error)
 }
 

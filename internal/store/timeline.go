@@ -25,6 +25,9 @@ import (
 // already expires by itself (duplicates and the poller treat the push as
 // taken once pushTimeout and its margin have passed).
 func (s *Transactions) PushTaken(ctx context.Context, merchantID, id, operatorRef string, step payment.TransactionEvent) error {
+	if !validIDs(merchantID, id) {
+		return nil // no row whose flag is set
+	}
 	if s.db.Dialect == Postgres {
 		_, err := s.db.ExecContext(ctx, `WITH `+RelaxedCommit+`, taken AS (
 				UPDATE transactions SET push_in_flight = FALSE, operator_ref = COALESCE(NULLIF($9, ''), operator_ref)
@@ -61,7 +64,7 @@ func (s *Transactions) markTaken(ctx context.Context, tx *sql.Tx, p pushTaken) e
 
 // Heard implements payment.Store.
 func (s *Transactions) Heard(ctx context.Context, merchantID, id string, e payment.TransactionEvent) error {
-	if !payment.ValidID(id) {
+	if !validIDs(merchantID, id) {
 		return payment.ErrNotFound
 	}
 	return s.db.InTx(ctx, func(tx *sql.Tx) error {

@@ -224,6 +224,9 @@ const createPG = `WITH ins AS (` + insertRow + `
 // Its pending jobs find no row and end without effect.
 // Its timeline goes with it.
 func (s *Transactions) DeleteTransaction(ctx context.Context, merchantID, id string) (bool, error) {
+	if !validIDs(merchantID, id) {
+		return false, nil
+	}
 	var deleted bool
 	err := s.db.InTx(ctx, func(tx *sql.Tx) error {
 		if _, err := tx.ExecContext(ctx, `DELETE FROM transaction_events WHERE merchant_id = $1 AND transaction_id = $2
@@ -248,11 +251,24 @@ func (s *Transactions) DeleteTransaction(ctx context.Context, merchantID, id str
 
 // Transaction implements payment.Store.
 func (s *Transactions) Transaction(ctx context.Context, merchantID, id string) (*payment.Transaction, error) {
-	if !payment.ValidID(id) {
+	if !validIDs(merchantID, id) {
 		return nil, payment.ErrNotFound
 	}
 	return scanTransaction(s.db.Reader().QueryRowContext(ctx, `SELECT `+transactionColumns+`
 		FROM transactions WHERE merchant_id = $1 AND id = $2`, merchantID, id))
+}
+
+// validIDs reports whether every one of ids can name a row: the ids of
+// merchants and transactions are UUIDs (payment.ValidID), and PostgreSQL,
+// which types those columns, answers any other text with an error rather
+// than with no row. Callers answer as for an id of no row.
+func validIDs(ids ...string) bool {
+	for _, id := range ids {
+		if !payment.ValidID(id) {
+			return false
+		}
+	}
+	return true
 }
 
 // TransactionByInternalRef implements payment.Store.
@@ -267,6 +283,9 @@ func (s *Transactions) TransactionByInternalRef(ctx context.Context, ref string)
 // Settle implements payment.Store. On SQLite the settlement joins those
 // waiting for the writer (s.settlements), as a create does.
 func (s *Transactions) Settle(ctx context.Context, st payment.Settlement) (*payment.Transaction, bool, error) {
+	if !validIDs(st.MerchantID, st.TransactionID) {
+		return nil, false, payment.ErrNotFound
+	}
 	var r settled
 	var err error
 	if s.settlements != nil {

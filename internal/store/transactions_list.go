@@ -46,7 +46,7 @@ type dayCount struct {
 // the poller judges its push taken.
 func (s *Transactions) ListTransactions(ctx context.Context, merchantID string, f payment.ListFilter) (*payment.Page, error) {
 	f, some := f.Microseconds()
-	if !some {
+	if !some || !payment.ValidID(merchantID) {
 		return &payment.Page{Transactions: []payment.Transaction{}}, nil
 	}
 	days, err := s.dayCounts(ctx, merchantID, f, f.Page > 1)

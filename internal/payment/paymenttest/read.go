@@ -1,8 +1,11 @@
 package paymenttest
 
 import (
+	"errors"
+	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/uuid"
 
@@ -149,4 +152,40 @@ func testTransactionByInternalRef(t *testing.T, s *suite) {
 			})
 		}
 	})
+}
+
+// testNoMerchant: a merchant id that is no id (empty, not a UUID) names
+// no merchant, so every call finds nothing and changes nothing, on every
+// engine, as another merchant's id does; it is no error of the store's
+// (PostgreSQL, which types the column, refused such an id with an error
+// before the store checked it).
+func testNoMerchant(t *testing.T, s *suite) {
+	ctx := t.Context()
+	mine := s.create(t, s.Merchant, base)
+	for _, merchant := range []string{"", "not-a-uuid", "ABC"} {
+		t.Run(fmt.Sprintf("%q", merchant), func(t *testing.T) {
+			if got, err := s.Store.Transaction(ctx, merchant, mine.ID); got != nil || !errors.Is(err, payment.ErrNotFound) {
+				t.Errorf("Transaction: %+v, %v; want ErrNotFound", got, err)
+			}
+			if deleted, err := s.Store.DeleteTransaction(ctx, merchant, mine.ID); deleted || err != nil {
+				t.Errorf("DeleteTransaction: %v, %v; want false, nil", deleted, err)
+			}
+			step := payment.TransactionEvent{Kind: payment.EventPushAccepted, At: base, Status: payment.StatusPending}
+			if err := s.Store.PushTaken(ctx, merchant, mine.ID, "MP-NONE", step); err != nil && !errors.Is(err, payment.ErrNotFound) {
+				t.Errorf("PushTaken: %v, want nil or ErrNotFound", err)
+			}
+			if err := s.Store.Heard(ctx, merchant, mine.ID, step); err != nil && !errors.Is(err, payment.ErrNotFound) {
+				t.Errorf("Heard: %v, want nil or ErrNotFound", err)
+			}
+			if page, err := s.Store.ListTransactions(ctx, merchant, payment.ListFilter{Page: 1, PerPage: 20}); err != nil || page.Total != 0 || len(page.Transactions) != 0 {
+				t.Errorf("ListTransactions: %+v, %v; want an empty page", page, err)
+			}
+			st := settlement(mine, payment.StatusSuccess, base.Add(time.Minute))
+			st.MerchantID = merchant
+			if got, changed, err := s.Store.Settle(ctx, st); got != nil || changed || !errors.Is(err, payment.ErrNotFound) {
+				t.Errorf("Settle: %+v, %v, %v; want ErrNotFound", got, changed, err)
+			}
+			s.unchanged(t, mine)
+		})
+	}
 }

@@ -63,6 +63,7 @@ func RunStore(t *testing.T, open func(t *testing.T) Fixture) {
 		{"TransactionByInternalRef", testTransactionByInternalRef},
 		{"ListTransactions", func(t *testing.T, _ *suite) { testListTransactions(t, start) }},
 		{"Settle", testSettle},
+		{"MerchantIDsThatAreNoIDs", testNoMerchant},
 	} {
 		t.Run(method.name, func(t *testing.T) { method.run(t, s) })
 	}
