@@ -33,5 +33,9 @@ func formTokenOf(r *http.Request) string {
 
 // badForm answers a form that could not be read.
 func (d *Dashboard) badForm(w http.ResponseWriter, r *http.Request) {
+	if wantsJSON(r) {
+		writeInvalid(w, "the form could not be read", "form", "send application/x-www-form-urlencoded fields within the size bound")
+		return
+	}
 	d.render(w, r, http.StatusBadRequest, "message", &messagePage{layout: layout{Title: "error.title"}, Heading: "error.title", Body: "form.unreadable"})
 }

@@ -217,6 +217,10 @@ func (d *Dashboard) errorPage(w http.ResponseWriter, r *http.Request, status int
 
 // notFound is the 404 page, the answer for another merchant's ids too.
 func (d *Dashboard) notFound(w http.ResponseWriter, r *http.Request) {
+	if wantsJSON(r) {
+		writeProblem(w, http.StatusNotFound, "NOT_FOUND", "not found (or another merchant's)")
+		return
+	}
 	d.render(w, r, http.StatusNotFound, "message", &messagePage{layout: layout{Title: "notfound.title"}, Heading: "notfound.title", Body: "notfound.body"})
 }
 
@@ -225,6 +229,10 @@ func (d *Dashboard) notFound(w http.ResponseWriter, r *http.Request) {
 func (d *Dashboard) methodNotAllowed(allow string) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Allow", allow)
+		if wantsJSON(r) {
+			writeProblem(w, http.StatusMethodNotAllowed, "METHOD_NOT_ALLOWED", "this method is not allowed here; use "+allow)
+			return
+		}
 		r = d.withSessionIfAny(w, r)
 		d.render(w, r, http.StatusMethodNotAllowed, "message", &messagePage{layout: layout{Title: "badmethod.title"}, Heading: "badmethod.title", Body: "badmethod.body"})
 	})
@@ -266,5 +274,9 @@ func (d *Dashboard) crossOrigin(w http.ResponseWriter, r *http.Request) {
 
 // forbidden is the 403 page for an action the user's role does not grant.
 func (d *Dashboard) forbidden(w http.ResponseWriter, r *http.Request) {
+	if wantsJSON(r) {
+		writeProblem(w, http.StatusForbidden, "FORBIDDEN", "your role does not allow this")
+		return
+	}
 	d.render(w, r, http.StatusForbidden, "message", &messagePage{layout: layout{Title: "forbidden.title"}, Heading: "forbidden.title", Body: "forbidden.body"})
 }

@@ -201,8 +201,8 @@ func (d *Dashboard) current(w http.ResponseWriter, r *http.Request) (*session, e
 
 // signedIn admits requests with a live session and gives handlers its
 // identity. Without one, a browser is sent to the sign-in page; a request
-// carrying an API key instead is refused with 401: keys are for /v1 only
-// (contract §5 rule 4).
+// carrying an API key instead is refused with 401 (keys are for /v1 only,
+// contract §5 rule 4), and so is a JSON caller, in the envelope.
 func (d *Dashboard) signedIn(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		s, err := d.current(w, r)
@@ -218,6 +218,10 @@ func (d *Dashboard) signedIn(next http.Handler) http.Handler {
 			}
 			if r.Header.Get("Authorization") != "" {
 				writeProblem(w, http.StatusUnauthorized, "UNAUTHORIZED", "the dashboard takes a session cookie from POST /auth/login, not an API key")
+				return
+			}
+			if wantsJSON(r) {
+				writeProblem(w, http.StatusUnauthorized, "UNAUTHORIZED", "no session: sign in with POST /auth/login and send the session cookie it sets")
 				return
 			}
 			// A cookie that no longer opens a session (expired, signed

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/google/uuid"
 	"html"
 	"mime/multipart"
 	"net/http"
@@ -593,4 +594,40 @@ func TestSecurityHeaders(t *testing.T) {
 			t.Errorf("%s headers %v", path, h)
 		}
 	}
+}
+
+// TestJSONCallersGetTheEnvelope: a script that asks for JSON gets every
+// refusal in the contract's error envelope, as /v1 answers, rather than a
+// redirect to the sign-in page or an HTML page: no session, a role that
+// does not allow the change, another merchant's id, a method the path
+// does not take.
+func TestJSONCallersGetTheEnvelope(t *testing.T) {
+	eachEngine(t, func(t *testing.T, b *bundle) {
+		b.addUser(b.s.MerchantID, "viewer@example.td", team.Viewer)
+		script := func(br *browser) *browser {
+			br.headers["Accept"] = "application/json"
+			return br
+		}
+		anonymous, viewer, owner := script(b.browser()), script(b.login("viewer@example.td")), script(b.login(b.owner.Email))
+		put, err := http.NewRequest(http.MethodPut, b.s.URL+"/keys", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range []struct {
+			name   string
+			answer answer
+			status int
+			code   string
+		}{
+			{"no session", anonymous.postForm("/keys", nil), http.StatusUnauthorized, "UNAUTHORIZED"},
+			{"no session, a page", anonymous.get("/transactions"), http.StatusUnauthorized, "UNAUTHORIZED"},
+			{"a viewer's change", viewer.postForm("/keys", nil), http.StatusForbidden, "FORBIDDEN"},
+			{"an id of no key of the merchant's", owner.postForm("/keys/"+uuid.NewString()+"/revoke", nil), http.StatusNotFound, "NOT_FOUND"},
+			{"another method", owner.do(put), http.StatusMethodNotAllowed, "METHOD_NOT_ALLOWED"},
+		} {
+			if c.answer.status != c.status || c.answer.errorCode() != c.code || !strings.HasPrefix(c.answer.header.Get("Content-Type"), "application/json") {
+				t.Errorf("%s: %d %q (%s), want %d %s in the envelope", c.name, c.answer.status, c.answer.errorCode(), c.answer.header.Get("Content-Type"), c.status, c.code)
+			}
+		}
+	})
 }
