@@ -20,7 +20,7 @@ func signIn(t *testing.T, base, email, password string) (int, string) {
 	}
 	resp.Body.Close()
 	for _, c := range resp.Cookies() {
-		if c.Name == "momopay_session" {
+		if c.Name == "__Host-momopay_session" {
 			return resp.StatusCode, c.Value
 		}
 	}
@@ -47,7 +47,7 @@ func TestDemoLoginOpensTheDashboard(t *testing.T) {
 
 	p = serve(t, db)
 	req, _ := http.NewRequest("GET", p.url+"/", nil)
-	req.AddCookie(&http.Cookie{Name: "momopay_session", Value: cookie})
+	req.AddCookie(&http.Cookie{Name: "__Host-momopay_session", Value: cookie})
 	resp, err := (&http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}).Do(req)
 	if err != nil {
 		t.Fatal(err)

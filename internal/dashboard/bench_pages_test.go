@@ -31,7 +31,7 @@ func BenchmarkPages100k(b *testing.B) {
 			resp.Body.Close()
 			var cookie string
 			for _, c := range resp.Cookies() {
-				if c.Name == "momopay_session" {
+				if c.Name == "__Host-momopay_session" {
 					cookie = c.Value
 				}
 			}
@@ -53,7 +53,7 @@ func BenchmarkPages100k(b *testing.B) {
 				b.Run(strings.NewReplacer("/", "_", "?", "_", "&", "_", "=", "-").Replace(page), func(b *testing.B) {
 					get := func() time.Duration {
 						req, _ := http.NewRequest("GET", s.URL+page, nil)
-						req.AddCookie(&http.Cookie{Name: "momopay_session", Value: cookie})
+						req.AddCookie(&http.Cookie{Name: "__Host-momopay_session", Value: cookie})
 						start := time.Now()
 						resp, err := http.DefaultClient.Do(req)
 						if err != nil {

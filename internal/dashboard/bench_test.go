@@ -34,7 +34,7 @@ func BenchmarkOverview100k(b *testing.B) {
 				}
 				resp.Body.Close()
 				for _, c := range resp.Cookies() {
-					if c.Name == "momopay_session" {
+					if c.Name == "__Host-momopay_session" {
 						return c.Value
 					}
 				}
@@ -44,7 +44,7 @@ func BenchmarkOverview100k(b *testing.B) {
 			cookie := login()
 			get := func() time.Duration {
 				req, _ := http.NewRequest("GET", s.URL+"/", nil)
-				req.AddCookie(&http.Cookie{Name: "momopay_session", Value: cookie})
+				req.AddCookie(&http.Cookie{Name: "__Host-momopay_session", Value: cookie})
 				start := time.Now()
 				resp, err := http.DefaultClient.Do(req)
 				if err != nil {

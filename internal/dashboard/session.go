@@ -54,8 +54,13 @@ const (
 	touchWait = 2 * time.Second
 )
 
-// SessionCookie is the cookie that carries the session token.
-const SessionCookie = "momopay_session"
+// SessionCookie is the cookie that carries the session token. Its
+// __Host- prefix makes browsers refuse it unless it is Secure, for the
+// whole site (Path=/) and of this host alone (no Domain): a sibling
+// subdomain or a plain-http answer on the network cannot plant one that
+// the server would read first, which would sign the victim in to the
+// planter's account or keep signing them out.
+const SessionCookie = "__Host-momopay_session"
 
 // MinSecretBytes is the shortest signing secret accepted.
 const MinSecretBytes = 32
