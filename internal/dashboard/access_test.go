@@ -149,8 +149,10 @@ func TestMoneyPagesAccess(t *testing.T) {
 		delete(dev.headers, "Origin")
 		delete(dev.headers, "Sec-Fetch-Site")
 		dev.headers["Referer"] = "https://evil.example/page"
-		if r := dev.postForm("/webhooks", url.Values{"url": {rc.URL + "/csrf"}}); r.status != http.StatusForbidden {
-			t.Errorf("add endpoint with only a cross-site Referer: %d", r.status)
+		if r := dev.postForm("/webhooks", url.Values{"url": {rc.URL + "/csrf"}}); r.status != http.StatusForbidden ||
+			!strings.Contains(r.header.Get("Content-Security-Policy"), "frame-ancestors 'none'") || r.header.Get("X-Frame-Options") != "DENY" {
+			t.Errorf("add endpoint with only a cross-site Referer: %d, CSP %q, X-Frame-Options %q; want 403 with the dashboard's headers",
+				r.status, r.header.Get("Content-Security-Policy"), r.header.Get("X-Frame-Options"))
 		}
 		dev.headers["Referer"] = b.s.URL + "/webhooks"
 		if r := dev.postForm("/webhooks", url.Values{"url": {rc.URL + "/same-site"}}); r.status != http.StatusCreated {

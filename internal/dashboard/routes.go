@@ -230,16 +230,16 @@ const strictTransport = "max-age=31536000"
 func (d *Dashboard) secure(next http.Handler) http.Handler {
 	protected := d.csrf.Handler(next)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if crossSiteReferer(r) {
-			d.crossOrigin(w, r)
-			return
-		}
 		h := w.Header()
 		h.Set("Content-Security-Policy", contentSecurityPolicy)
 		h.Set("X-Frame-Options", "DENY")
 		h.Set("Referrer-Policy", "same-origin")
 		h.Set("X-Content-Type-Options", "nosniff")
 		h.Set("Strict-Transport-Security", strictTransport)
+		if crossSiteReferer(r) {
+			d.crossOrigin(w, r) // a page too, with the headers above
+			return
+		}
 		protected.ServeHTTP(w, r)
 	})
 }
