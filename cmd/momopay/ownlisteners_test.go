@@ -13,7 +13,7 @@ import (
 
 var (
 	adminLine     = regexp.MustCompile(`msg="admin listening" url=(http://\S+)`)
-	simulatorLine = regexp.MustCompile(`msg="sandbox operator simulators listening" url=(http://\S+)`)
+	simulatorLine = regexp.MustCompile(`msg="sandbox operator simulators listening" addr=(\S+)`)
 )
 
 // TestDeliveriesNeverReachOwnListeners: the sandbox delivers to loopback,
@@ -32,10 +32,11 @@ func TestDeliveriesNeverReachOwnListeners(t *testing.T) {
 	if admin == nil {
 		t.Fatalf("no admin listener logged:\n%s", p.stderr)
 	}
-	sim := simulatorLine.FindStringSubmatch(p.stderr.String())
-	if sim == nil {
+	simAddr := simulatorLine.FindStringSubmatch(p.stderr.String())
+	if simAddr == nil {
 		t.Fatalf("no simulator listener logged:\n%s", p.stderr)
 	}
+	sim := []string{"", "http://" + simAddr[1]}
 	for _, target := range []string{admin[1] + "/debug/pprof/cmdline", p.url + "/healthz", sim[1] + "/airtel/auth/oauth2/token"} {
 		if out, err := exec.Command(binary, "webhook", "create", "--merchant", merchant, "--url", target, "--db", db).CombinedOutput(); err != nil {
 			t.Fatalf("webhook create %s: %v %s", target, err, out)

@@ -672,7 +672,8 @@ func TestServeAdminListener(t *testing.T) {
 	// From the environment: text at debug level, and no admin listener.
 	textLog, _ := serveCLI(t, map[string]string{"MOMOPAY_ADMIN_ADDR": "off", "MOMOPAY_LOG_FORMAT": "text", "MOMOPAY_LOG_LEVEL": "debug"})
 	eventually(t, "the text line", func() bool { return strings.Contains(textLog.String(), `msg="momopay listening"`) })
-	url := textLog.String()[strings.Index(textLog.String(), "url=")+4:]
+	out := textLog.String()
+	url := out[strings.Index(out, `msg="momopay listening" url=`)+len(`msg="momopay listening" url=`):]
 	url = url[:strings.IndexByte(url, ' ')]
 	get(t, url+"/healthz")
 	eventually(t, "a DEBUG request line", func() bool { return strings.Contains(textLog.String(), "level=DEBUG msg=request") })

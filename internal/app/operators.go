@@ -169,7 +169,7 @@ func (a *App) sandboxOperators() (*operatorSet, error) {
 	set.stop = func() { srv.Close() }
 	set.listeners = []netip.AddrPort{ln.Addr().(*net.TCPAddr).AddrPort()}
 	base := "http://" + ln.Addr().String()
-	a.cfg.Logger.Info("sandbox operator simulators listening", "url", base)
+	a.cfg.Logger.Info("sandbox operator simulators listening", "addr", ln.Addr().String())
 
 	ad := airtel.New(airtel.Config{
 		BaseURL: base + "/airtel", ClientID: clientID, ClientSecret: clientSecret, CallbackSecret: secret,
