@@ -18,7 +18,9 @@ import (
 // polls, expiry checks, webhook deliveries), so that nothing is lost when a
 // process dies between two steps.
 type Store interface {
-	// CreateTransaction inserts t and schedules its polls and expiry check.
+	// CreateTransaction inserts t, as Initiate makes it (the operator's
+	// fields empty: PushTaken and Settle write them), and schedules its
+	// polls and expiry check.
 	// A reference the merchant already used gives an *Error EDUPLICATE
 	// carrying the existing transaction's id; an internal_ref collision
 	// gives ErrInternalRefTaken; a holder of the reference that vanished
