@@ -128,12 +128,13 @@ func tooManyEndpoints() error {
 }
 
 // insertEndpoint adds e unless its merchant has MaxEndpoints already. On
-// PostgreSQL the merchant's row is locked first (FOR NO KEY UPDATE, which
-// leaves the foreign-key checks of its payments alone), so that two
-// concurrent additions cannot both see room for one; SQLite has one writer.
+// PostgreSQL the merchant's additions take a transaction-scoped advisory
+// lock first, so that two concurrent ones cannot both see room for one
+// (a lock of the merchant's row would reach into a table store owns);
+// SQLite has one writer.
 func (s *Service) insertEndpoint(ctx context.Context, tx *sql.Tx, e *Endpoint, key string) error {
 	if s.db.Dialect == store.Postgres {
-		if _, err := tx.ExecContext(ctx, `SELECT 1 FROM merchants WHERE id = $1 FOR NO KEY UPDATE`, e.MerchantID); err != nil {
+		if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock(hashtextextended('webhook endpoints of ' || $1, 0))`, e.MerchantID); err != nil {
 			return err
 		}
 	}
