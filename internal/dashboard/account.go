@@ -104,6 +104,12 @@ func (d *Dashboard) handleLanguage() http.Handler {
 			d.badForm(w, r)
 			return
 		}
+		if _, sent := r.PostForm["language"]; !sent {
+			// A body that is no form (text/plain, multipart) reads as
+			// empty: it must not pass for "follow the browser".
+			d.badForm(w, r)
+			return
+		}
 		lang := r.PostForm.Get("language")
 		if team.CheckLanguage(lang) != "" {
 			lang = ""

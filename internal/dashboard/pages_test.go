@@ -530,6 +530,14 @@ func TestLanguages(t *testing.T) {
 		if page := other.get("/"); !strings.Contains(page.body, `<html lang="fr">`) || !strings.Contains(page.body, "Encaissé aujourd&#39;hui") {
 			t.Error("the chosen language is not remembered")
 		}
+		// A form without the field (a text/plain body reads as one) is
+		// refused, not taken for "follow the browser".
+		if r := br.postForm("/account/language", url.Values{"return": {"/"}}); r.status != http.StatusBadRequest {
+			t.Errorf("the language form without its field: %d, want 400", r.status)
+		}
+		if page := other.get("/"); !strings.Contains(page.body, `<html lang="fr">`) {
+			t.Error("a language form without its field reset the language")
+		}
 		for _, away := range []string{"//evil.example/", "/\t/evil.example/", "/\n/evil.example/", "/\\evil.example/", "/\\/evil.example/", "https://evil.example/"} {
 			if r := br.postForm("/account/language", url.Values{"language": {"fr"}, "return": {away}}); r.header.Get("Location") != "/account" {
 				t.Errorf("open redirect: return %q led to %q", away, r.header.Get("Location"))
