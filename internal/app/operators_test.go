@@ -308,6 +308,12 @@ func TestSandboxAirtelByHand(t *testing.T) {
 	if out, _, err := cliRun(t, env, "", "sandbox", "confirm", paid.ID); err != nil || !strings.Contains(out, "is now SUCCESS") {
 		t.Fatalf("sandbox confirm: %v %q", err, out)
 	}
+	// Who asked is kept and shown: it must be text, as a merchant's name.
+	for _, by := range []string{"a\xff", "a\x00b", strings.Repeat("x", 201)} {
+		if _, _, err := cliRun(t, env, "", "refund", paid.ID, "--by", by); err == nil || !strings.Contains(err.Error(), "--by must be text") {
+			t.Errorf("refund --by %q: %v", by, err)
+		}
+	}
 	r := cliJSON(t, env, "", "refund", paid.ID)
 	if r["status"] != "REFUNDED" || r["requested_by"] != "tester" || r["amount"] != float64(5000) {
 		t.Errorf("refund: %v", r)

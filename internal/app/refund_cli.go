@@ -5,10 +5,16 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/momopay/momopay/internal/payment"
 	"github.com/momopay/momopay/internal/team"
 )
+
+// maxRequester bounds refund --by, which is kept with the refund.
+const maxRequester = 200
 
 // refund gives a paid transaction's money back to the payer through its
 // operator (momopay refund TRANSACTION_ID), recording who asked.
@@ -20,6 +26,10 @@ func (c *cli) refund(ctx context.Context, args []string) error {
 		return err
 	}
 	requester := or(*by, or(c.getenv("USER"), "cli"))
+	if !utf8.ValidString(requester) || strings.ContainsFunc(requester, unicode.IsControl) || utf8.RuneCountInString(requester) > maxRequester {
+		// It is kept with the refund and shown in the audit log.
+		return fmt.Errorf("refund: --by must be text of at most %d characters without control characters", maxRequester)
+	}
 	a, err := c.open(ctx, *db)
 	if err != nil {
 		return err
