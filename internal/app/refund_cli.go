@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strings"
-	"unicode"
 	"unicode/utf8"
 
 	"github.com/momopay/momopay/internal/payment"
@@ -26,7 +24,7 @@ func (c *cli) refund(ctx context.Context, args []string) error {
 		return err
 	}
 	requester := or(*by, or(c.getenv("USER"), "cli"))
-	if !utf8.ValidString(requester) || strings.ContainsFunc(requester, unicode.IsControl) || utf8.RuneCountInString(requester) > maxRequester {
+	if !payment.IsText(requester) || utf8.RuneCountInString(requester) > maxRequester {
 		// It is kept with the refund and shown in the audit log.
 		return fmt.Errorf("refund: --by must be text of at most %d characters without control characters", maxRequester)
 	}

@@ -73,12 +73,12 @@ func (r *CreateRequest) Validate() error {
 
 	// Text first: a control character or broken UTF-8 deserves its own
 	// message rather than the pattern's, and PostgreSQL cannot store NUL.
-	check("reference", !isText(r.Reference), textProblem, form)
-	check("currency", !isText(r.Currency), textProblem, form)
-	check("operator", !isText(r.Operator), textProblem, form)
-	check("phone_number", !isText(r.PhoneNumber), textProblem, form)
+	check("reference", !IsText(r.Reference), textProblem, form)
+	check("currency", !IsText(r.Currency), textProblem, form)
+	check("operator", !IsText(r.Operator), textProblem, form)
+	check("phone_number", !IsText(r.PhoneNumber), textProblem, form)
 	if r.Description != nil {
-		check("description", !isText(*r.Description), textProblem, form)
+		check("description", !IsText(*r.Description), textProblem, form)
 	}
 
 	check("reference", r.Reference == "", "must not be empty", form)
@@ -109,10 +109,12 @@ func (r *CreateRequest) Validate() error {
 // textProblem is the message for a string that is not plain text.
 const textProblem = "must be valid UTF-8 text without control characters"
 
-// isText reports whether s is valid UTF-8 free of control characters
+// IsText reports whether s is valid UTF-8 free of control characters
 // (C0, DEL, C1: NUL, newline and tab included). Every text the API takes is
-// one line shown to a payer or a merchant, and PostgreSQL refuses NUL.
-func isText(s string) bool {
+// one line shown to a payer or a merchant, and PostgreSQL refuses NUL and
+// bytes that are not UTF-8; the other packages' one-line fields (webhook
+// URLs, who asked for a refund) are held to it too.
+func IsText(s string) bool {
 	return utf8.ValidString(s) && strings.IndexFunc(s, unicode.IsControl) < 0
 }
 

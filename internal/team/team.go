@@ -107,7 +107,7 @@ func ValidateMerchant(name, email, password string) error {
 	fields := map[string]string{}
 	if n := utf8.RuneCountInString(name); n == 0 || n > MaxMerchantName {
 		fields["name"] = "name must be 1 to 200 characters"
-	} else if !utf8.ValidString(name) || hasControl(name) {
+	} else if !payment.IsText(name) {
 		fields["name"] = "name must be text, without control characters"
 	}
 	if msg := CheckEmail(email); msg != "" {

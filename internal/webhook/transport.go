@@ -11,10 +11,11 @@ import (
 	"strings"
 	"syscall"
 	"time"
-	"unicode"
 	"unicode/utf8"
 
 	"golang.org/x/net/idna"
+
+	"github.com/momopay/momopay/internal/payment"
 )
 
 // MaxURLLength bounds a webhook URL. Longer values are almost always pasted
@@ -125,7 +126,7 @@ func ValidateURL(raw string, live bool) error {
 	if len(raw) > MaxURLLength {
 		return ErrURLTooLong
 	}
-	if !utf8.ValidString(raw) || strings.ContainsFunc(raw, unicode.IsControl) {
+	if !payment.IsText(raw) {
 		// Not text (PostgreSQL would refuse to store it) or with control
 		// characters, which url.Parse lets through in the path and query
 		// once they are percent-decoded.
