@@ -34,7 +34,7 @@ func TestLiveModeMoov(t *testing.T) {
 		t.Fatal(err)
 	}
 	sim := moov.NewSimulator(moov.SimulatorConfig{Token: token, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	fakeMoov := httptest.NewServer(sim)
+	fakeMoov := httptest.NewTLSServer(sim)
 	t.Cleanup(fakeMoov.Close)
 
 	db := filepath.Join(t.TempDir(), "live-moov.db")

@@ -72,16 +72,14 @@ func TestLiveMode(t *testing.T) {
 		CallbackURL: func() string { return callbackURL.Load().(string) }, AnswerDelay: 500 * time.Millisecond,
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
 	})
-	fakeAirtel := httptest.NewServer(sim.Handler())
+	fakeAirtel := httptest.NewTLSServer(sim.Handler())
 	t.Cleanup(fakeAirtel.Close)
 	const moovToken = "live-moov-token-0123456789"
-	moovURL, stopMoov, err := moov.StartSimulator(moov.NewSimulator(moov.SimulatorConfig{
+	fakeMoov := httptest.NewTLSServer(moov.NewSimulator(moov.SimulatorConfig{
 		Token: moovToken, AnswerDelay: 500 * time.Millisecond, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
 	}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { stopMoov() })
+	t.Cleanup(fakeMoov.Close)
+	moovURL := fakeMoov.URL + "/"
 
 	db := filepath.Join(t.TempDir(), "live.db")
 	if _, errOut, err := runWith(t, nil, "", "migrate", "--db", db); err != nil {
@@ -113,12 +111,14 @@ func TestLiveMode(t *testing.T) {
 	if err == nil || !strings.Contains(errOut, "at least one operator") {
 		t.Errorf("no operator: %v\n%s", err, errOut)
 	}
-	// A refused base URL is named without the password it may carry.
-	_, errOut, err = runWith(t, []string{"MOMOPAY_AIRTEL_BASE_URL=ftp://u:AirUrlPw@airtel.example", "MOMOPAY_AIRTEL_CLIENT_ID=live-client",
+	// A refused base URL (plain http: live mode reaches operators over
+	// https only) is named without the password it may carry.
+	_, errOut, err = runWith(t, []string{"MOMOPAY_AIRTEL_BASE_URL=http://u:AirUrlPw@" + strings.TrimPrefix(fakeAirtel.URL, "https://"), "MOMOPAY_AIRTEL_CLIENT_ID=live-client",
 		"MOMOPAY_AIRTEL_CLIENT_SECRET=" + clientSecret, "MOMOPAY_SESSION_SECRET=a-session-secret-for-the-dashboard-0123456789"},
 		"", "serve", "--mode", "live", "--addr", "127.0.0.1:0", "--db", db)
-	if err == nil || !strings.Contains(errOut, "is not an http(s) URL") || strings.Contains(errOut, "AirUrlPw") || strings.Contains(errOut, clientSecret) {
-		t.Errorf("Airtel base URL with a password: %v\n%s", err, errOut)
+	if err == nil || !strings.Contains(errOut, "MOMOPAY_AIRTEL_BASE_URL") || !strings.Contains(errOut, "is not an https URL") ||
+		strings.Contains(errOut, "AirUrlPw") || strings.Contains(errOut, clientSecret) {
+		t.Errorf("Airtel base URL over plain http, with a password: %v\n%s", err, errOut)
 	}
 
 	cmd := exec.Command(binary, "serve", "--mode", "live", "--addr", "127.0.0.1:0", "--db", db)

@@ -16,6 +16,7 @@ import (
 
 	"github.com/momopay/momopay/internal/testdb"
 	"github.com/momopay/momopay/internal/testlog"
+	"github.com/momopay/momopay/internal/testserver"
 )
 
 var binary string
@@ -28,6 +29,10 @@ func TestMain(m *testing.M) {
 	os.Setenv("MOMOPAY_LOG_FORMAT", "text")
 	dir, err := os.MkdirTemp("", "momopay-bin")
 	if err != nil {
+		panic(err)
+	}
+	// The fake operators of live mode serve https, as live mode requires.
+	if err := testserver.TrustTLSServers(dir); err != nil {
 		panic(err)
 	}
 	binary = filepath.Join(dir, "momopay")

@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"testing"
 	"time"
 
@@ -13,6 +14,21 @@ import (
 	"github.com/momopay/momopay/internal/operator/moov"
 	"github.com/momopay/momopay/internal/testserver"
 )
+
+// TestMain makes the tests trust the fake operators' https (live mode
+// reaches operators over https only).
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "momopay-app-test")
+	if err != nil {
+		panic(err)
+	}
+	if err := testserver.TrustTLSServers(dir); err != nil {
+		panic(err)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
 
 // liveSessionSecret is the dashboard's session secret live mode needs.
 var liveSessionSecret = []byte("a-session-secret-for-the-tests-0123456789")
@@ -35,7 +51,7 @@ func fakeAirtel(t *testing.T, clk *testserver.Clock, wrap func(sim http.Handler)
 	if wrap != nil {
 		h = wrap(h)
 	}
-	srv := httptest.NewServer(h)
+	srv := httptest.NewTLSServer(h)
 	t.Cleanup(srv.Close)
 	return sim, map[string]string{"MOMOPAY_AIRTEL_BASE_URL": srv.URL, "MOMOPAY_AIRTEL_CLIENT_ID": "id", "MOMOPAY_AIRTEL_CLIENT_SECRET": "secret"}
 }
@@ -53,7 +69,7 @@ func fakeMoov(t *testing.T, clk *testserver.Clock, wrap func(sim http.Handler) h
 	if wrap != nil {
 		h = wrap(h)
 	}
-	srv := httptest.NewServer(h)
+	srv := httptest.NewTLSServer(h)
 	t.Cleanup(srv.Close)
 	return sim, map[string]string{"MOMOPAY_MOOV_URL": srv.URL, "MOMOPAY_MOOV_USERNAME": user, "MOMOPAY_MOOV_PASSWORD": pass, "MOMOPAY_MOOV_KEY": key}
 }

@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
+	"net/url"
 	"strings"
 	"time"
 
@@ -81,8 +82,8 @@ func (a *App) liveOperators() (*operatorSet, error) {
 		missing = append(missing, lack...)
 	} else {
 		base := strings.TrimRight(env("MOMOPAY_AIRTEL_BASE_URL"), "/")
-		if !strings.HasPrefix(base, "https://") && !strings.HasPrefix(base, "http://") {
-			return nil, fmt.Errorf("MOMOPAY_AIRTEL_BASE_URL %q is not an http(s) URL, e.g. https://openapi.airtel.africa", store.Redact(base))
+		if err := liveOperatorURL("MOMOPAY_AIRTEL_BASE_URL", base, "https://openapi.airtel.africa"); err != nil {
+			return nil, err
 		}
 		ad := airtel.New(airtel.Config{
 			BaseURL: base, ClientID: env("MOMOPAY_AIRTEL_CLIENT_ID"), ClientSecret: env("MOMOPAY_AIRTEL_CLIENT_SECRET"),
@@ -116,6 +117,23 @@ func (a *App) liveOperators() (*operatorSet, error) {
 		}
 	}
 	return set, nil
+}
+
+// liveOperatorURL refuses an operator endpoint that is not https in live
+// mode. Every request to it carries the operator's credentials (Airtel's
+// client secret and bearer tokens, Moov's token) and every answer settles
+// payments: over plain http anyone on the path could read the first and
+// forge the second. An operator whose certificate comes from a private
+// authority is trusted by adding that authority to SSL_CERT_FILE
+// (docs/going-live.md). The sandbox's simulators, on this process's own
+// loopback listener, are the only plain-http operators.
+func liveOperatorURL(name, raw, example string) error {
+	u, err := url.Parse(raw)
+	if err != nil || u.Scheme != "https" || u.Host == "" {
+		return fmt.Errorf("%s %q is not an https URL, e.g. %s: live mode sends the operator's credentials and reads payments' outcomes only over https",
+			name, store.Redact(raw), example)
+	}
+	return nil
 }
 
 // sandboxOperators runs the real Airtel and Moov adapters against

@@ -26,6 +26,9 @@ func (a *App) liveMoov(set *operatorSet) (missing []string, configured bool, err
 	if err != nil {
 		return nil, false, err
 	}
+	if err := liveOperatorURL(moov.EnvURL, cfg.URL, "https://HOST/PATH/MerchantService"); err != nil {
+		return nil, false, err
+	}
 	op, err := moov.New(cfg, nil, a.cfg.Now, a.cfg.Logger)
 	if err != nil {
 		return nil, false, err

@@ -363,10 +363,11 @@ func TestSandboxAirtelByHand(t *testing.T) {
 
 // TestLiveConfiguration: live mode builds only the operators its
 // environment configures (a payment for another is 422 saying so), names
-// every missing variable of a half-configured one, and commits SQLite with
-// synchronous=FULL. Serving without an Airtel callback secret warns that
-// callbacks cannot be authenticated; an administrative command, which
-// reads no callbacks, does not.
+// every missing variable of a half-configured one, refuses an operator URL
+// that is not https, and commits SQLite with synchronous=FULL. Serving
+// without an Airtel callback secret warns that callbacks cannot be
+// authenticated; an administrative command, which reads no callbacks, does
+// not.
 func TestLiveConfiguration(t *testing.T) {
 	t.Parallel()
 	quiet := quietLog
@@ -410,6 +411,25 @@ func TestLiveConfiguration(t *testing.T) {
 	for _, name := range []string{"MOMOPAY_AIRTEL_BASE_URL", "MOMOPAY_AIRTEL_CLIENT_SECRET", "MOMOPAY_MOOV_USERNAME", "MOMOPAY_MOOV_PASSWORD", "MOMOPAY_MOOV_KEY"} {
 		if err == nil || !strings.Contains(err.Error(), name) {
 			t.Errorf("half-configured: %v, want %s named", err, name)
+		}
+	}
+	// Live mode reaches operators over https only: their credentials
+	// travel in every request, and their answers settle payments.
+	for _, plain := range []map[string]string{
+		{"MOMOPAY_AIRTEL_BASE_URL": "http://openapiuat.airtel.africa", "MOMOPAY_AIRTEL_CLIENT_ID": "id", "MOMOPAY_AIRTEL_CLIENT_SECRET": "secret"},
+		{"MOMOPAY_MOOV_URL": "http://moov.example/MerchantService", "MOMOPAY_MOOV_TOKEN": "a-moov-token"},
+		{"MOMOPAY_MOOV_URL": "HTTP://moov.example/MerchantService", "MOMOPAY_MOOV_TOKEN": "a-moov-token"},
+	} {
+		_, err = app.Open(t.Context(), app.Config{DatabaseURL: testdb.URL(t, "sqlite"), Mode: app.ModeLive, Getenv: func(k string) string { return plain[k] },
+			RequireOperator: true, Logger: quiet, SessionSecret: liveSessionSecret})
+		var name string
+		for k := range plain {
+			if strings.HasSuffix(k, "_URL") {
+				name = k
+			}
+		}
+		if err == nil || !strings.Contains(err.Error(), name) || !strings.Contains(err.Error(), "is not an https URL") {
+			t.Errorf("%s=%s: %v, want it refused", name, plain[name], err)
 		}
 	}
 	sandbox, err := app.Open(t.Context(), app.Config{DatabaseURL: testdb.URL(t, "sqlite"), Logger: quiet})

@@ -7,7 +7,6 @@ import (
 	"hash/fnv"
 	"io"
 	"log/slog"
-	"net"
 	"net/http"
 	"strconv"
 	"strings"
@@ -306,16 +305,4 @@ func refOf(referenceID string) string {
 var simDescriptions = map[int]string{
 	codeCompleted: "SUCCESS", codePending: "PENDING", 10: "INSUFFICIENT_FUNDS",
 	codePushExpired: "USSD_PUSH_TIMEOUT", codeFailed: "TRANSACTION_FAILED",
-}
-
-// StartSimulator serves sim on a loopback port and returns its URL and a
-// function that stops it.
-func StartSimulator(sim *Simulator) (url string, stop func() error, err error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", nil, err
-	}
-	srv := &http.Server{Handler: sim, ReadHeaderTimeout: 5 * time.Second}
-	go srv.Serve(ln)
-	return "http://" + ln.Addr().String() + "/", srv.Close, nil
 }
