@@ -19,6 +19,7 @@ import (
 
 	"github.com/momopay/momopay/internal/operator/airtel/airtelsim"
 	"github.com/momopay/momopay/internal/operator/moov"
+	"github.com/momopay/momopay/internal/testdb"
 	"github.com/momopay/momopay/internal/testlog"
 )
 
@@ -223,4 +224,31 @@ func TestLiveMode(t *testing.T) {
 	if !strings.Contains(logs.String(), `operation=push`) {
 		t.Errorf("operator calls not logged:\n%s", logs)
 	}
+}
+
+// TestServedSandboxRefusesLive: a database a sandbox serve has served is
+// refused in live mode, by serve and by the administrative commands, and
+// nothing of it is marked live: its demo merchant, whose password and API
+// key serve printed in clear, would take real money.
+func TestServedSandboxRefusesLive(t *testing.T) {
+	testdb.Each(t, func(t *testing.T, engine string) {
+		db := testdb.URL(t, engine)
+		p := serve(t, db)
+		if !strings.Contains(p.stdout.String(), "created a demo merchant") {
+			t.Fatalf("no demo merchant printed:\n%s", p.stdout)
+		}
+		p.cmd.Process.Kill()
+		p.cmd.Wait()
+		env := []string{"MOMOPAY_SESSION_SECRET=a-session-secret-for-the-dashboard-0123456789",
+			"MOMOPAY_AIRTEL_BASE_URL=https://127.0.0.1:1", "MOMOPAY_AIRTEL_CLIENT_ID=id", "MOMOPAY_AIRTEL_CLIENT_SECRET=secret"}
+		for _, args := range [][]string{{"serve", "--mode", "live", "--addr", "127.0.0.1:0"}, {"merchant", "list", "--mode", "live"}} {
+			_, errOut, err := runWith(t, env, "", append(args, "--db", db)...)
+			if err == nil || !strings.Contains(errOut, "served in sandbox mode") || !strings.Contains(errOut, "momopay migrate --db") {
+				t.Errorf("%v on a sandbox database: %v\n%s", args, err, errOut)
+			}
+		}
+		if out, errOut, err := runWith(t, nil, "", "merchant", "list", "--db", db); err != nil || !strings.Contains(out, "demo@momopay.local") {
+			t.Errorf("the sandbox after the refusals: %v %q %s", err, out, errOut)
+		}
+	})
 }

@@ -616,6 +616,51 @@ func TestServedLiveRefusesSandbox(t *testing.T) {
 	})
 }
 
+// TestSandboxPaymentsRefuseLive: a database that holds payments but no
+// mode, as one served in sandbox mode by a build from before the sandbox
+// marked its databases, is refused in live mode (its demo merchant's key
+// would take real money), by serve and the administrative commands alike.
+// One a sandbox serve marked is refused the same way (TestServedSandbox-
+// RefusesLive, with the binary); one that holds merchants and keys but no
+// payment, as migrate and the administrative commands prepare it for
+// live mode, goes live.
+func TestSandboxPaymentsRefuseLive(t *testing.T) {
+	testdb.Each(t, func(t *testing.T, engine string) {
+		clk := liveClock()
+		db := testdb.URL(t, engine)
+		sandbox, err := app.Open(t.Context(), app.Config{DatabaseURL: db, Logger: quietLog})
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := liveMerchant(t, sandbox, clk)
+		sandbox.Close()
+		_, env := fakeAirtel(t, clk, nil)
+		openLive(t, db, clk, env).Close() // merchants without payments: goes live
+
+		db = testdb.URL(t, engine)
+		sandbox, err = app.Open(t.Context(), app.Config{DatabaseURL: db, Logger: quietLog})
+		if err != nil {
+			t.Fatal(err)
+		}
+		m = liveMerchant(t, sandbox, clk)
+		initiateAirtel(t, sandbox, m, "sandbox-1", "+23560000001")
+		sandbox.Close()
+		for _, required := range []bool{true, false} {
+			_, err = app.Open(t.Context(), app.Config{DatabaseURL: db, Mode: app.ModeLive, Now: clk.Now, SessionSecret: liveSessionSecret,
+				Getenv: func(k string) string { return env[k] }, RequireOperator: required, Logger: quietLog})
+			if !errors.Is(err, store.ErrServedSandbox) {
+				t.Fatalf("live mode (serving: %v) on the sandbox's payments: %v, want ErrServedSandbox", required, err)
+			}
+		}
+		// Refused, it was not marked live: the sandbox still opens it.
+		again, err := app.Open(t.Context(), app.Config{DatabaseURL: db, Logger: quietLog})
+		if err != nil {
+			t.Fatalf("sandbox after the refusal: %v", err)
+		}
+		again.Close()
+	})
+}
+
 // TestMoovAskedByItsReferenceAnywhere: live mode against a Moov that finds
 // payments by the referenceid it answered to the push, not by our
 // internal_ref. The referenceid is kept with the transaction, so another

@@ -91,6 +91,14 @@ func (c *cli) serve(ctx context.Context, args []string) error {
 	if warning := looseFileMode(*db); warning != "" {
 		logger.Warn(warning)
 	}
+	if a.cfg.Mode == ModeSandbox {
+		// Marked before the demo merchant and the first payment, so that
+		// live mode never takes this database (store.ErrServedSandbox).
+		if err := a.DB.MarkSandbox(ctx); err != nil {
+			ln.Close()
+			return err
+		}
+	}
 	url, everywhere := browsableURL(ln.Addr())
 	if err := c.seedDemo(ctx, a, url); err != nil {
 		ln.Close()

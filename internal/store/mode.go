@@ -11,26 +11,79 @@ import (
 var ErrServedLive = errors.New("this database has served in live mode: run with --mode live (or MOMOPAY_MODE=live); " +
 	"in sandbox mode the simulators would answer its real payments")
 
-// CheckMode keeps the mode a database serves in: opened live, it is marked
+// ErrServedSandbox is a database that has served in sandbox mode, opened
+// in live mode.
+var ErrServedSandbox = errors.New("this database has served in sandbox mode: its demo merchant, whose password and API key were printed in clear, " +
+	"and its simulated payments would carry into live mode; give live mode a database of its own (momopay migrate --db NEW-DATABASE)")
+
+// CheckMode keeps the mode a database serves in. Opened live, it is marked
 // live for good; opened in sandbox mode once marked, it is refused with
 // ErrServedLive. An administrative command run against the production
 // database without MOMOPAY_MODE would otherwise default to the sandbox,
 // where "sandbox confirm" settles a real payment SUCCESS with no money
 // taken, and a refund goes to the simulator.
+//
+// The other way round, a database that served the sandbox (MarkSandbox)
+// is refused in live mode with ErrServedSandbox: its demo merchant's key
+// would take real money. So is one that holds payments but no mark, from
+// a build before the mark: a live start marks the database before any
+// payment, so those can only be the sandbox's.
 func (db *DB) CheckMode(ctx context.Context, live bool) error {
-	if live {
-		_, err := db.ExecContext(ctx, `INSERT INTO service_settings (name, value) VALUES ('mode', 'live') ON CONFLICT (name) DO NOTHING`)
+	mode, err := db.mode(ctx)
+	if err != nil {
 		return err
 	}
-	var mode string
-	err := db.QueryRowContext(ctx, `SELECT value FROM service_settings WHERE name = 'mode'`).Scan(&mode)
-	switch {
-	case errors.Is(err, sql.ErrNoRows):
+	if !live {
+		if mode == "live" {
+			return ErrServedLive
+		}
 		return nil
+	}
+	if mode == "" {
+		var paid bool
+		if err := db.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM transactions)`).Scan(&paid); err != nil {
+			return err
+		}
+		if paid {
+			return ErrServedSandbox
+		}
+	}
+	return db.claimMode(ctx, "live")
+}
+
+// MarkSandbox records that the database serves in sandbox mode (serve
+// calls it before it takes a request), so that live mode refuses it later.
+func (db *DB) MarkSandbox(ctx context.Context) error {
+	return db.claimMode(ctx, "sandbox")
+}
+
+// claimMode marks the database with mode unless it has one, and refuses it
+// when the mark it has is the other mode: of a sandbox and a live serve
+// started together on a new database, one wins the mark and the other
+// stops.
+func (db *DB) claimMode(ctx context.Context, mode string) error {
+	if _, err := db.ExecContext(ctx, `INSERT INTO service_settings (name, value) VALUES ('mode', $1) ON CONFLICT (name) DO NOTHING`, mode); err != nil {
+		return err
+	}
+	got, err := db.mode(ctx)
+	switch {
 	case err != nil:
 		return err
-	case mode == "live":
+	case got == mode:
+		return nil
+	case got == "live":
 		return ErrServedLive
+	default:
+		return ErrServedSandbox
 	}
-	return nil
+}
+
+// mode is the database's mark: "live", "sandbox" or "" (none yet).
+func (db *DB) mode(ctx context.Context) (string, error) {
+	var mode string
+	err := db.QueryRowContext(ctx, `SELECT value FROM service_settings WHERE name = 'mode'`).Scan(&mode)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", nil
+	}
+	return mode, err
 }
