@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"net/netip"
 	"slices"
-	"strings"
 	"sync/atomic"
 	"time"
 
@@ -109,24 +108,22 @@ func (c *Config) defaults() error {
 // operator). An administrative command needs neither: it signs no session
 // and pushes no payment.
 func (c *Config) liveProblems() error {
-	var problems []string
+	var problems []error
 	if !c.RequireOperator {
 		return nil
 	}
 	if len(c.SessionSecret) < dashboard.MinSecretBytes {
-		problems = append(problems, fmt.Sprintf("live mode needs MOMOPAY_SESSION_SECRET: set it to a random secret of at least %d bytes (e.g. openssl rand -base64 48)", dashboard.MinSecretBytes))
+		problems = append(problems, fmt.Errorf("live mode needs MOMOPAY_SESSION_SECRET: set it to a random secret of at least %d bytes (e.g. openssl rand -base64 48)", dashboard.MinSecretBytes))
 	}
 	probe := *c
 	probe.Logger = slog.New(slog.DiscardHandler) // wire logs its warnings once
 	if set, err := (&App{cfg: probe}).liveOperators(); err != nil {
-		problems = append(problems, err.Error())
+		problems = append(problems, err)
 	} else {
 		set.close()
 	}
-	if len(problems) > 0 {
-		return errors.New(strings.Join(problems, "; "))
-	}
-	return nil
+	// Joined, not run together: config check lists each as a problem.
+	return errors.Join(problems...)
 }
 
 // App is a wired momopay: stores, services, jobs and the HTTP handler.

@@ -145,10 +145,19 @@ func checkLiveMode(_ context.Context, s settings) []string {
 		Mode: ModeLive, DatabaseURL: s.str("db"), Getenv: s.getenv, RequireOperator: true,
 		SessionSecret: []byte(s.getenv("MOMOPAY_SESSION_SECRET")), Logger: slog.New(slog.DiscardHandler),
 	}
-	if err := cfg.defaults(); err != nil {
-		return []string{fmt.Sprintf("--mode live: %v", err)}
+	err := cfg.defaults()
+	if err == nil {
+		return nil
 	}
-	return nil
+	errs := []error{err}
+	if joined, ok := err.(interface{ Unwrap() []error }); ok {
+		errs = joined.Unwrap()
+	}
+	var problems []string
+	for _, e := range errs {
+		problems = append(problems, fmt.Sprintf("--mode live: %v", e))
+	}
+	return problems
 }
 func checkAddr(_ context.Context, s settings) []string {
 	if addr := s.str("addr"); !listenAddress(addr) {
@@ -251,7 +260,13 @@ func checkDatabase(ctx context.Context, s settings) []string {
 	if err != nil {
 		return []string{fmt.Sprintf("--db: %v (env MOMOPAY_DATABASE_URL)", err)}
 	}
+	// A database the other mode has served is refused by serve; any other
+	// error here (a schema serve has yet to migrate) serve meets itself.
+	refusal := db.ModeRefusal(ctx, s.str("mode") == ModeLive)
 	db.Close()
+	if errors.Is(refusal, store.ErrServedLive) || errors.Is(refusal, store.ErrServedSandbox) {
+		return []string{fmt.Sprintf("--db: %v (env MOMOPAY_DATABASE_URL)", refusal)}
+	}
 	if abs, ok := sqliteFile(url); ok {
 		return sqliteFolderProblems(filepath.Dir(abs))
 	}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -596,6 +597,9 @@ func TestServedLiveRefusesSandbox(t *testing.T) {
 		if _, err := app.Open(t.Context(), app.Config{DatabaseURL: db, Logger: quietLog}); !errors.Is(err, store.ErrServedLive) {
 			t.Fatalf("sandbox serve on a live database: %v, want ErrServedLive", err)
 		}
+		if r, _, _ := configCheck(t, nil, append(anyPorts, "--db", db)...); len(r.Problems) != 1 || !strings.Contains(r.Problems[0], "--db: this database has served in live mode") {
+			t.Errorf("config check in sandbox mode on a live database: %q", r.Problems)
+		}
 		for _, args := range [][]string{{"sandbox", "confirm", "01a216b5-d255-7770-928b-463c7480d930"}, {"merchant", "list"}} {
 			if _, _, err := cliRun(t, env, "", args...); err == nil || !strings.Contains(err.Error(), "--mode live (or MOMOPAY_MODE=live)") {
 				t.Errorf("%v without MOMOPAY_MODE: %v, want the live database refused", args, err)
@@ -651,6 +655,13 @@ func TestSandboxPaymentsRefuseLive(t *testing.T) {
 			if !errors.Is(err, store.ErrServedSandbox) {
 				t.Fatalf("live mode (serving: %v) on the sandbox's payments: %v, want ErrServedSandbox", required, err)
 			}
+		}
+		// config check says so, as it says the converse of a live one.
+		checkEnv := map[string]string{"MOMOPAY_SESSION_SECRET": string(liveSessionSecret)}
+		maps.Copy(checkEnv, env)
+		r, _, _ := configCheck(t, checkEnv, append(anyPorts, "--mode", "live", "--db", db)...)
+		if len(r.Problems) != 1 || !strings.Contains(r.Problems[0], "--db: this database has served in sandbox mode") {
+			t.Errorf("config check --mode live on the sandbox's payments: %q", r.Problems)
 		}
 		// Refused, it was not marked live: the sandbox still opens it.
 		again, err := app.Open(t.Context(), app.Config{DatabaseURL: db, Logger: quietLog})

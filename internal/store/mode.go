@@ -29,17 +29,25 @@ var ErrServedSandbox = errors.New("this database has served in sandbox mode: its
 // a build before the mark: a live start marks the database before any
 // payment, so those can only be the sandbox's.
 func (db *DB) CheckMode(ctx context.Context, live bool) error {
-	mode, err := db.mode(ctx)
-	if err != nil {
+	if err := db.ModeRefusal(ctx, live); err != nil || !live {
 		return err
 	}
-	if !live {
-		if mode == "live" {
-			return ErrServedLive
-		}
-		return nil
-	}
-	if mode == "" {
+	return db.claimMode(ctx, "live")
+}
+
+// ModeRefusal is CheckMode's refusal without its mark: why the database
+// would be refused in live mode (live) or sandbox mode, or nil. config
+// check asks it, and must leave the database as it found it.
+func (db *DB) ModeRefusal(ctx context.Context, live bool) error {
+	mode, err := db.mode(ctx)
+	switch {
+	case err != nil:
+		return err
+	case !live && mode == "live":
+		return ErrServedLive
+	case live && mode == "sandbox":
+		return ErrServedSandbox
+	case live && mode == "":
 		var paid bool
 		if err := db.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM transactions)`).Scan(&paid); err != nil {
 			return err
@@ -48,7 +56,7 @@ func (db *DB) CheckMode(ctx context.Context, live bool) error {
 			return ErrServedSandbox
 		}
 	}
-	return db.claimMode(ctx, "live")
+	return nil
 }
 
 // MarkSandbox records that the database serves in sandbox mode (serve
