@@ -620,40 +620,43 @@ func TestServedLiveRefusesSandbox(t *testing.T) {
 	})
 }
 
-// TestSandboxPaymentsRefuseLive: a database that holds payments but no
-// mode, as one served in sandbox mode by a build from before the sandbox
-// marked its databases, is refused in live mode (its demo merchant's key
-// would take real money), by serve and the administrative commands alike.
-// One a sandbox serve marked is refused the same way (TestServedSandbox-
-// RefusesLive, with the binary); one that holds merchants and keys but no
-// payment, as migrate and the administrative commands prepare it for
-// live mode, goes live.
-func TestSandboxPaymentsRefuseLive(t *testing.T) {
+// TestUnmarkedSandboxRefusesLive: a database without a mode that holds
+// the demo merchant, as one a sandbox serve of a build from before the
+// mark served, is refused in live mode (the demo merchant's key, printed in
+// clear, would take real money), by serve and the administrative commands
+// alike, and config check says so. One that holds merchants, keys and
+// payments but no demo merchant, as live mode left its databases before
+// the mark (and as migrate and the administrative commands prepare one),
+// goes live. A marked one is refused the same way (TestServedSandbox-
+// RefusesLive, with the binary).
+func TestUnmarkedSandboxRefusesLive(t *testing.T) {
 	testdb.Each(t, func(t *testing.T, engine string) {
 		clk := liveClock()
-		db := testdb.URL(t, engine)
-		sandbox, err := app.Open(t.Context(), app.Config{DatabaseURL: db, Logger: quietLog})
-		if err != nil {
-			t.Fatal(err)
-		}
-		m := liveMerchant(t, sandbox, clk)
-		sandbox.Close()
 		_, env := fakeAirtel(t, clk, nil)
-		openLive(t, db, clk, env).Close() // merchants without payments: goes live
-
-		db = testdb.URL(t, engine)
-		sandbox, err = app.Open(t.Context(), app.Config{DatabaseURL: db, Logger: quietLog})
-		if err != nil {
-			t.Fatal(err)
+		unmarked := func(demo bool) string {
+			db := testdb.URL(t, engine)
+			a, err := app.Open(t.Context(), app.Config{DatabaseURL: db, Logger: quietLog})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer a.Close()
+			m := liveMerchant(t, a, clk)
+			initiateAirtel(t, a, m, "before-the-mark", "+23560000001")
+			if demo {
+				if _, err := a.Merchants.Create(t.Context(), "Demo Merchant", store.DemoMerchantEmail, "a demo password", clk.Now()); err != nil {
+					t.Fatal(err)
+				}
+			}
+			return db
 		}
-		m = liveMerchant(t, sandbox, clk)
-		initiateAirtel(t, sandbox, m, "sandbox-1", "+23560000001")
-		sandbox.Close()
+		openLive(t, unmarked(false), clk, env).Close()
+
+		db := unmarked(true)
 		for _, required := range []bool{true, false} {
-			_, err = app.Open(t.Context(), app.Config{DatabaseURL: db, Mode: app.ModeLive, Now: clk.Now, SessionSecret: liveSessionSecret,
+			_, err := app.Open(t.Context(), app.Config{DatabaseURL: db, Mode: app.ModeLive, Now: clk.Now, SessionSecret: liveSessionSecret,
 				Getenv: func(k string) string { return env[k] }, RequireOperator: required, Logger: quietLog})
 			if !errors.Is(err, store.ErrServedSandbox) {
-				t.Fatalf("live mode (serving: %v) on the sandbox's payments: %v, want ErrServedSandbox", required, err)
+				t.Fatalf("live mode (serving: %v) on the sandbox's demo merchant: %v, want ErrServedSandbox", required, err)
 			}
 		}
 		// config check says so, as it says the converse of a live one.
@@ -661,7 +664,7 @@ func TestSandboxPaymentsRefuseLive(t *testing.T) {
 		maps.Copy(checkEnv, env)
 		r, _, _ := configCheck(t, checkEnv, append(anyPorts, "--mode", "live", "--db", db)...)
 		if len(r.Problems) != 1 || !strings.Contains(r.Problems[0], "--db: this database has served in sandbox mode") {
-			t.Errorf("config check --mode live on the sandbox's payments: %q", r.Problems)
+			t.Errorf("config check --mode live on the sandbox's demo merchant: %q", r.Problems)
 		}
 		// Refused, it was not marked live: the sandbox still opens it.
 		again, err := app.Open(t.Context(), app.Config{DatabaseURL: db, Logger: quietLog})

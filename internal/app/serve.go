@@ -154,7 +154,7 @@ func (c *cli) seedDemo(ctx context.Context, a *App, baseURL string) error {
 		return err
 	}
 	password := rand.Text()
-	m, err := a.Merchants.Create(ctx, "Demo Merchant", "demo@momopay.local", password, time.Now())
+	m, err := a.Merchants.Create(ctx, "Demo Merchant", store.DemoMerchantEmail, password, time.Now())
 	if errors.Is(err, store.ErrEmailTaken) {
 		// Instances started together on a new database all counted no
 		// merchant; the first to create the demo one prints it, and the

@@ -11,6 +11,10 @@ import (
 var ErrServedLive = errors.New("this database has served in live mode: run with --mode live (or MOMOPAY_MODE=live); " +
 	"in sandbox mode the simulators would answer its real payments")
 
+// DemoMerchantEmail is the sign-in of the merchant a sandbox serve creates
+// on its first start, and prints the password and API key of.
+const DemoMerchantEmail = "demo@momopay.local"
+
 // ErrServedSandbox is a database that has served in sandbox mode, opened
 // in live mode.
 var ErrServedSandbox = errors.New("this database has served in sandbox mode: its demo merchant, whose password and API key were printed in clear, " +
@@ -25,9 +29,10 @@ var ErrServedSandbox = errors.New("this database has served in sandbox mode: its
 //
 // The other way round, a database that served the sandbox (MarkSandbox)
 // is refused in live mode with ErrServedSandbox: its demo merchant's key
-// would take real money. So is one that holds payments but no mark, from
-// a build before the mark: a live start marks the database before any
-// payment, so those can only be the sandbox's.
+// would take real money. So is one with no mark that holds the demo
+// merchant, which only a sandbox serve creates: a sandbox served by a
+// build from before the mark. (Payments without a mark are no sign: live
+// databases went unmarked for a while too.)
 func (db *DB) CheckMode(ctx context.Context, live bool) error {
 	if err := db.ModeRefusal(ctx, live); err != nil || !live {
 		return err
@@ -48,11 +53,11 @@ func (db *DB) ModeRefusal(ctx context.Context, live bool) error {
 	case live && mode == "sandbox":
 		return ErrServedSandbox
 	case live && mode == "":
-		var paid bool
-		if err := db.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM transactions)`).Scan(&paid); err != nil {
+		var demo bool
+		if err := db.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM merchants WHERE email = $1)`, DemoMerchantEmail).Scan(&demo); err != nil {
 			return err
 		}
-		if paid {
+		if demo {
 			return ErrServedSandbox
 		}
 	}
