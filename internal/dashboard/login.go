@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/momopay/momopay/internal/api"
+	"github.com/momopay/momopay/internal/payment"
 	"github.com/momopay/momopay/internal/team"
 )
 
@@ -231,7 +232,7 @@ func (d *Dashboard) handleLogin() http.Handler {
 		}
 		writeJSON(w, http.StatusOK, map[string]any{
 			"user":        map[string]any{"id": u.ID, "email": u.Email, "role": u.Role, "permissions": u.Role.Permissions()},
-			"merchant_id": u.MerchantID, "expires_at": row.ExpiresAt.UTC().Format(time.RFC3339),
+			"merchant_id": u.MerchantID, "expires_at": row.ExpiresAt.UTC().Format(payment.TimeFormat),
 		})
 	})
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/golang-jwt/jwt/v5"
 
 	"github.com/momopay/momopay/internal/dashboard"
+	"github.com/momopay/momopay/internal/payment"
 	"github.com/momopay/momopay/internal/team"
 	"github.com/momopay/momopay/internal/testserver"
 )
@@ -36,10 +37,16 @@ func TestLoginJSON(t *testing.T) {
 			User       struct {
 				ID, Email, Role string
 			} `json:"user"`
+			ExpiresAt string `json:"expires_at"`
 		}
 		if err := json.Unmarshal([]byte(r.body), &body); err != nil || body.MerchantID != b.s.MerchantID ||
 			body.User.ID != b.owner.ID || body.User.Role != "owner" || body.User.Email != b.owner.Email {
 			t.Errorf("body %s (%v)", r.body, err)
+		}
+		// The one wire format of every time the service answers.
+		if expires, err := time.Parse(payment.TimeFormat, body.ExpiresAt); err != nil || expires.Format(payment.TimeFormat) != body.ExpiresAt ||
+			expires.Sub(time.Now()) < dashboard.AbsoluteLifetime-time.Minute {
+			t.Errorf("expires_at %q (%v), want the session's end as %s", body.ExpiresAt, err, payment.TimeFormat)
 		}
 		c := r.cookie
 		if c == nil || !c.HttpOnly || !c.Secure || c.SameSite != http.SameSiteStrictMode || c.Path != "/" {
