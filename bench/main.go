@@ -81,7 +81,7 @@ func parseFlags() (config, error) {
 	flag.DurationVar(&c.baseline, "baseline", 5*time.Second, "how long each database baseline (pgbench script, SQLite loop) runs")
 	flag.IntVar(&c.conns, "conns", 32, "concurrent connections of the load generator and of pgbench")
 	flag.IntVar(&c.merchants, "merchants", 8, "merchants (one API key each) the create, get and sustain loads spread over")
-	flag.IntVar(&c.listSeed, "list-seed", 10000, "transactions of the one merchant whose list is read (the issue's target is 100,000)")
+	flag.IntVar(&c.listSeed, "list-seed", 10000, "transactions of the one merchant whose list is read (the list target is for 100,000)")
 	flag.Float64Var(&c.webhookRate, "webhook-rate", 20, "payments per second settling during the webhook latency scenario")
 	flag.IntVar(&c.drain, "drain", 10000, "webhook deliveries in the drain burst")
 	flag.IntVar(&c.drainEPs, "drain-endpoints", 20, "webhook endpoints of the drain merchant: each settled payment queues one delivery per endpoint")
