@@ -108,10 +108,10 @@ func (c *Config) defaults() error {
 // operator). An administrative command needs neither: it signs no session
 // and pushes no payment.
 func (c *Config) liveProblems() error {
-	var problems []error
 	if !c.RequireOperator {
 		return nil
 	}
+	var problems []error
 	if len(c.SessionSecret) < dashboard.MinSecretBytes {
 		problems = append(problems, fmt.Errorf("live mode needs MOMOPAY_SESSION_SECRET: set it to a random secret of at least %d bytes (e.g. openssl rand -base64 48)", dashboard.MinSecretBytes))
 	}

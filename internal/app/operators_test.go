@@ -416,21 +416,18 @@ func TestLiveConfiguration(t *testing.T) {
 	}
 	// Live mode reaches operators over https only: their credentials
 	// travel in every request, and their answers settle payments.
-	for _, plain := range []map[string]string{
-		{"MOMOPAY_AIRTEL_BASE_URL": "http://openapiuat.airtel.africa", "MOMOPAY_AIRTEL_CLIENT_ID": "id", "MOMOPAY_AIRTEL_CLIENT_SECRET": "secret"},
-		{"MOMOPAY_MOOV_URL": "http://moov.example/MerchantService", "MOMOPAY_MOOV_TOKEN": "a-moov-token"},
-		{"MOMOPAY_MOOV_URL": "HTTP://moov.example/MerchantService", "MOMOPAY_MOOV_TOKEN": "a-moov-token"},
+	for _, plain := range []struct {
+		name string // the variable holding the URL
+		env  map[string]string
+	}{
+		{"MOMOPAY_AIRTEL_BASE_URL", map[string]string{"MOMOPAY_AIRTEL_BASE_URL": "http://openapiuat.airtel.africa", "MOMOPAY_AIRTEL_CLIENT_ID": "id", "MOMOPAY_AIRTEL_CLIENT_SECRET": "secret"}},
+		{"MOMOPAY_MOOV_URL", map[string]string{"MOMOPAY_MOOV_URL": "http://moov.example/MerchantService", "MOMOPAY_MOOV_TOKEN": "a-moov-token"}},
+		{"MOMOPAY_MOOV_URL", map[string]string{"MOMOPAY_MOOV_URL": "HTTP://moov.example/MerchantService", "MOMOPAY_MOOV_TOKEN": "a-moov-token"}},
 	} {
-		_, err = app.Open(t.Context(), app.Config{DatabaseURL: testdb.URL(t, "sqlite"), Mode: app.ModeLive, Getenv: func(k string) string { return plain[k] },
+		_, err = app.Open(t.Context(), app.Config{DatabaseURL: testdb.URL(t, "sqlite"), Mode: app.ModeLive, Getenv: func(k string) string { return plain.env[k] },
 			RequireOperator: true, Logger: quiet, SessionSecret: liveSessionSecret})
-		var name string
-		for k := range plain {
-			if strings.HasSuffix(k, "_URL") {
-				name = k
-			}
-		}
-		if err == nil || !strings.Contains(err.Error(), name) || !strings.Contains(err.Error(), "is not an https URL") {
-			t.Errorf("%s=%s: %v, want it refused", name, plain[name], err)
+		if err == nil || !strings.Contains(err.Error(), plain.name) || !strings.Contains(err.Error(), "is not an https URL") {
+			t.Errorf("%s=%s: %v, want it refused", plain.name, plain.env[plain.name], err)
 		}
 	}
 	sandbox, err := app.Open(t.Context(), app.Config{DatabaseURL: testdb.URL(t, "sqlite"), Logger: quiet})
