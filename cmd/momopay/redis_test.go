@@ -1,9 +1,13 @@
 package main_test
 
 import (
+	"crypto/rand"
+	"fmt"
 	"net"
 	"net/http"
 	"os"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -68,5 +72,84 @@ func TestRateLimitAcrossInstances(t *testing.T) {
 	d := serve(t, apart, limit...)
 	if n := allowed(key, c, d); n < 2*burst || n > 2*burst+2 {
 		t.Errorf("without Redis: %d of %d requests through two instances allowed, want %d (a budget each)", n, 3*burst, 2*burst)
+	}
+}
+
+// TestSignInThrottleAcrossInstances: with --redis-url, the failed sign-ins
+// of an account through two instances come from one budget (10, then one
+// every 30 s), and so do an address's failed API keys (20, then 10 a
+// second); without it, each instance counts its own.
+func TestSignInThrottleAcrossInstances(t *testing.T) {
+	t.Parallel()
+	redisURL := testRedisURL(t)
+	proxy := []string{"--trusted-proxies", "127.0.0.1/32"}
+	// signIns sends n wrong sign-ins of a new email, to each instance in
+	// turn, from a client address of its own (named through the trusted
+	// proxy), so that neither another test nor an earlier run has spent
+	// from its budgets in Redis.
+	signIns := func(n int, ps ...*process) []int {
+		email := "nobody-" + strings.ToLower(rand.Text()) + "@example.com"
+		b := make([]byte, 3)
+		rand.Read(b)
+		client := fmt.Sprintf("10.%d.%d.%d", b[0], b[1], b[2])
+		var got []int
+		for i := range n {
+			req, _ := http.NewRequest("POST", ps[i%len(ps)].url+"/auth/login",
+				strings.NewReader(`{"email":"`+email+`","password":"not the password"}`))
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("X-Forwarded-For", client)
+			r, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r.Body.Close()
+			got = append(got, r.StatusCode)
+		}
+		return got
+	}
+	// badKeys sends 30 made-up API keys, to each instance in turn, from
+	// a client address of its own, and counts those answered 401.
+	badKeys := func(ps ...*process) (unauthorized int) {
+		b := make([]byte, 3)
+		rand.Read(b)
+		client := fmt.Sprintf("10.%d.%d.%d", b[0], b[1], b[2])
+		for i := range 30 {
+			req, _ := http.NewRequest("GET", ps[i%len(ps)].url+"/v1/transactions", nil)
+			req.Header.Set("Authorization", "Bearer service_live_"+rand.Text()[:26]+"abcdef")
+			req.Header.Set("X-Forwarded-For", client)
+			r, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r.Body.Close()
+			if r.StatusCode == http.StatusUnauthorized {
+				unauthorized++
+			}
+		}
+		return unauthorized
+	}
+	want := func(fails, refused int) []int {
+		return append(slices.Repeat([]int{http.StatusUnauthorized}, fails), slices.Repeat([]int{http.StatusTooManyRequests}, refused)...)
+	}
+
+	shared := testdb.URL(t, "postgres")
+	a := serve(t, shared, append(proxy, "--redis-url", redisURL)...)
+	b := serve(t, shared, append(proxy, "--redis-url", redisURL)...)
+	if got := signIns(12, a, b); !slices.Equal(got, want(10, 2)) {
+		t.Errorf("with Redis, 12 failed sign-ins through two instances: %v, want 10 failures then refused (one budget)", got)
+	}
+	// 10 tries a second come back: a few may while the 30 are sent.
+	if n := badKeys(a, b); n < 20 || n > 25 {
+		t.Errorf("with Redis, %d of 30 made-up API keys through two instances were looked up (401), want 20 and the few that refilled (one budget)", n)
+	}
+
+	apart := testdb.URL(t, "postgres")
+	c := serve(t, apart, proxy...)
+	d := serve(t, apart, proxy...)
+	if got := signIns(12, c, d); !slices.Equal(got, want(12, 0)) {
+		t.Errorf("without Redis, 12 failed sign-ins through two instances: %v, want 12 failures (a budget each)", got)
+	}
+	if n := badKeys(c, d); n != 30 {
+		t.Errorf("without Redis, %d of 30 made-up API keys through two instances were looked up (401), want 30 (a budget of 20 each)", n)
 	}
 }

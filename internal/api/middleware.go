@@ -260,7 +260,7 @@ func (s *Server) identify(r *http.Request, key string, digest [sha256.Size]byte,
 	}
 	addr := ClientKey(r.RemoteAddr)
 	v, err, _ := s.lookups.Do(string(digest[:]), func() (any, error) {
-		wait, giveBack := s.authFailures.Reserve(addr, now)
+		wait, giveBack := s.authFailures.Reserve(r.Context(), addr, now)
 		if wait > 0 {
 			return identity{wait: wait}, nil
 		}

@@ -14,7 +14,7 @@ import (
 // RateLimit is the sustained rate and burst allowed per API key; a
 // PerSecond of 0 turns limiting off. Counted per process (NewLocalLimiter),
 // a key gets up to N times this behind N instances, which is what a guard
-// against runaway clients needs; counted in Redis (NewRedisLimiter), it
+// against runaway clients needs; counted in Redis (Redis.KeyLimiter), it
 // holds across every instance.
 type RateLimit struct {
 	PerSecond float64
@@ -29,6 +29,28 @@ var DefaultRateLimit = RateLimit{PerSecond: 50, Burst: 100}
 // keys gets 20 at once and then 10 a second, each answered without a
 // database lookup once the address has no token left.
 var AuthFailureLimit = RateLimit{PerSecond: 10, Burst: 20}
+
+// Throttle slows guessing: each try of a key (a client address, an
+// account) spends from the key's budget before it is checked, so tries
+// sent at once get no further than tries one after another, and a try that
+// proves not to be a guess is given back.
+type Throttle interface {
+	// Reserve spends one try of key. When none is left it spends nothing
+	// and returns how long until one is (and a nil giveBack); else
+	// giveBack returns the try, for one that did not count (a key that
+	// authenticated, a sign-in that succeeded).
+	Reserve(ctx context.Context, key string, now time.Time) (wait time.Duration, giveBack func())
+	// Forget gives key a fresh budget.
+	Forget(ctx context.Context, key string)
+}
+
+// Throttles makes the throttle called name, counting cfg: in Redis when
+// the service has one (Redis.Throttle), so that it holds across every
+// instance, else in this process (LocalThrottles).
+type Throttles func(name string, cfg RateLimit) Throttle
+
+// LocalThrottles counts each throttle in this process alone.
+func LocalThrottles(_ string, cfg RateLimit) Throttle { return NewBuckets(cfg, maxLimiters) }
 
 // KeyLimiter spends one request of an API key's budget; when none is left
 // it spends nothing and says how long until a request is allowed again.
@@ -51,7 +73,7 @@ func (l *Buckets) Take(_ context.Context, key string, now time.Time) (time.Durat
 const maxLimiters = 100_000
 
 // Buckets holds one token bucket per key (an API key id, a client address,
-// or for the dashboard's sign-in throttles an account). An entry whose
+// or for the dashboard's sign-in throttles an account), in this process. An entry whose
 // bucket has refilled its whole burst is the same as a new one, so such
 // entries are dropped; when the set is still full, an arbitrary entry goes,
 // which at worst gives that key a fresh burst.
@@ -80,19 +102,17 @@ func NewBuckets(cfg RateLimit, capacity int) *Buckets {
 // take spends one token of key; when none is left it returns how long until
 // one is, and spends nothing.
 func (l *Buckets) take(key string, now time.Time) (time.Duration, bool) {
-	wait, _ := l.Reserve(key, now)
+	wait, _ := l.Reserve(context.Background(), key, now)
 	return wait, wait == 0
 }
 
-// Reserve is take, which also returns giveBack: it returns the token, for
-// a request that turned out not to count (a key that authenticated, a
-// sign-in that succeeded).
+// Reserve implements Throttle: take, which also returns giveBack.
 //
 // Buckets are given times in the order of their calls, under l.mu: a
 // request that read the clock before a slower lookup would otherwise hand
 // its bucket a time earlier than the last one, which rate counts as fresh
 // refill (an audit's 200 clients got 60% over the limit so).
-func (l *Buckets) Reserve(key string, now time.Time) (wait time.Duration, giveBack func()) {
+func (l *Buckets) Reserve(_ context.Context, key string, now time.Time) (wait time.Duration, giveBack func()) {
 	if l.cfg.PerSecond <= 0 {
 		return 0, func() {}
 	}
@@ -125,8 +145,8 @@ func (l *Buckets) Reserve(key string, now time.Time) (wait time.Duration, giveBa
 	}
 }
 
-// Forget gives key a fresh budget.
-func (l *Buckets) Forget(key string) {
+// Forget implements Throttle.
+func (l *Buckets) Forget(_ context.Context, key string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	delete(l.by, key)

@@ -36,7 +36,7 @@ func TestLimiterSetBounded(t *testing.T) {
 	}
 	// A token given back is there again; a later time than the last one
 	// seen stands for it (no refill credited twice).
-	_, giveBack := l.Reserve("back", now)
+	_, giveBack := l.Reserve(t.Context(), "back", now)
 	for range 19 {
 		l.take("back", now)
 	}

@@ -188,6 +188,107 @@ func TestRedisOutageAndRecovery(t *testing.T) {
 	}
 }
 
+// TestRedisThrottleSharedByInstances: the tries of a key spent through
+// two instances come from one budget; a try given back and a key forgotten
+// count on the other instance too; another throttle's key of the same name
+// has its own; and the key (an email here) is kept in Redis only hashed.
+func TestRedisThrottleSharedByInstances(t *testing.T) {
+	t.Parallel()
+	cfg := api.RateLimit{PerSecond: 1.0 / 30, Burst: 3} // a try every 30 s: none comes back during the test
+	log := slog.New(slog.DiscardHandler)
+	rdb := redisClient(t)
+	name := "test-" + rand.Text()
+	one := api.NewRedis(rdb, log).Throttle(name, cfg)
+	two := api.NewRedis(redisClient(t), log).Throttle(name, cfg)
+	key := "guess-" + strings.ToLower(rand.Text()) + "@example.com"
+	ctx := t.Context()
+
+	var backs []func()
+	for i := range 3 {
+		th := one
+		if i%2 == 1 {
+			th = two
+		}
+		wait, back := th.Reserve(ctx, key, time.Now())
+		if wait != 0 || back == nil {
+			t.Fatalf("try %d of a burst of 3 refused (wait %s)", i+1, wait)
+		}
+		backs = append(backs, back)
+	}
+	for _, th := range []api.Throttle{one, two} {
+		wait, back := th.Reserve(ctx, key, time.Now())
+		if wait < 25*time.Second || wait > 30*time.Second || back != nil {
+			t.Errorf("a 4th try: wait %s (giveBack %v), want refused for about 30 s on either instance", wait, back != nil)
+		}
+	}
+	if wait, _ := api.NewRedis(rdb, log).Throttle("other-"+name, cfg).Reserve(ctx, key, time.Now()); wait != 0 {
+		t.Errorf("another throttle's budget for the same key was spent (wait %s)", wait)
+	}
+
+	backs[0]() // given back through the first instance: the second has it
+	if wait, _ := two.Reserve(ctx, key, time.Now()); wait != 0 {
+		t.Errorf("a try given back through one instance is not there for the other (wait %s)", wait)
+	}
+	if wait, _ := two.Reserve(ctx, key, time.Now()); wait == 0 {
+		t.Error("one try given back let two through")
+	}
+
+	one.Forget(ctx, key)
+	for i := range 3 {
+		if wait, _ := two.Reserve(ctx, key, time.Now()); wait != 0 {
+			t.Errorf("after Forget on one instance, try %d on the other refused (wait %s)", i+1, wait)
+		}
+	}
+
+	keys, err := rdb.Keys(ctx, "*"+name+"*").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(keys) == 0 {
+		t.Error("no key of the throttle in Redis")
+	}
+	for _, k := range keys {
+		if strings.Contains(k, "example.com") {
+			t.Errorf("Redis key %q holds the email", k)
+		}
+	}
+}
+
+// TestRedisThrottleDownFailsOpenToLocal: with Redis unreachable, a
+// throttle counts in this process (its burst, then refused), without
+// waiting on Redis, and says so once, sharing the warning with the key
+// limiter of the same Redis.
+func TestRedisThrottleDownFailsOpenToLocal(t *testing.T) {
+	t.Parallel()
+	opts, _ := redis.ParseURL("redis://127.0.0.1:1/0") // nothing listens on port 1
+	opts.DialTimeout, opts.MaxRetries = 100*time.Millisecond, 0
+	rdb := redis.NewClient(opts)
+	defer rdb.Close()
+	var logs testlog.Buffer
+	r := api.NewRedis(rdb, slog.New(slog.NewTextHandler(&logs, nil)))
+	th := r.Throttle("down", api.RateLimit{PerSecond: 1.0 / 30, Burst: 3})
+	lim := r.KeyLimiter(api.RateLimit{PerSecond: 1, Burst: 1})
+	start := time.Now()
+	var got []bool
+	for i := range 6 {
+		wait, back := th.Reserve(t.Context(), "k", time.Now())
+		got = append(got, wait == 0)
+		if i == 2 {
+			back() // the third try is given back
+		}
+	}
+	lim.Take(t.Context(), "key", time.Now())
+	if took := time.Since(start); took > time.Second {
+		t.Errorf("7 calls with Redis down took %s", took)
+	}
+	if want := []bool{true, true, true, true, false, false}; !slices.Equal(got, want) {
+		t.Errorf("with Redis down: %v, want the local burst of 3 and the try given back, then refused", got)
+	}
+	if n := strings.Count(logs.String(), "level=WARN"); n != 1 || !strings.Contains(logs.String(), "sign-in throttles are counted per instance") {
+		t.Errorf("want one warning, got:\n%s", logs.String())
+	}
+}
+
 // BenchmarkRedisLimiter measures what counting a request in Redis adds to
 // it (one round trip with a Lua script), against the local limiter.
 func BenchmarkRedisLimiter(b *testing.B) {

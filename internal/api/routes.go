@@ -27,7 +27,7 @@ type Server struct {
 	// keyLimits holds the rate limit of each API key (by key id);
 	// authFailures that of failed authentications per client address.
 	keyLimits    KeyLimiter
-	authFailures *Buckets
+	authFailures Throttle
 	knownKeys    knownKeys
 	// lookups lets requests that present one unknown key at once share
 	// its lookup (identify).
@@ -60,6 +60,9 @@ type Config struct {
 
 	// KeyLimiter counts RateLimit; nil counts it in this process alone.
 	KeyLimiter KeyLimiter
+	// Throttles makes the failed-authentication throttle; nil counts it
+	// in this process alone.
+	Throttles Throttles
 
 	// Mount adds other surfaces' routes (the dashboard's) to the one mux,
 	// under the same middleware.
@@ -80,10 +83,13 @@ func NewServer(cfg Config) *Server {
 	if cfg.KeyLimiter == nil {
 		cfg.KeyLimiter = NewLocalLimiter(cfg.RateLimit)
 	}
+	if cfg.Throttles == nil {
+		cfg.Throttles = LocalThrottles
+	}
 	return &Server{
 		payments: cfg.Payments, keys: cfg.Keys, callbacks: cfg.Callbacks, mount: cfg.Mount, now: cfg.Now, log: cfg.Logger, observe: cfg.ObserveRequest,
 		keyLimits: cfg.KeyLimiter, trusted: cfg.TrustedProxies, page404: cfg.PageNotFound,
-		authFailures:      NewBuckets(AuthFailureLimit, maxLimiters),
+		authFailures:      cfg.Throttles("auth-failures", AuthFailureLimit),
 		rejectedCallbacks: rate.Sometimes{First: 1, Interval: time.Second},
 		finals:            newFinals(),
 	}

@@ -39,7 +39,8 @@ type Config struct {
 	// JobPollInterval bounds how late a due background job starts.
 	JobPollInterval time.Duration
 	RateLimit       api.RateLimit
-	// RedisURL, when set, counts RateLimit in Redis across instances.
+	// RedisURL, when set, counts RateLimit and the throttles of failed
+	// authentications in Redis, across instances.
 	RedisURL string
 	// ShutdownGrace is how long Serve lets requests and running jobs
 	// finish once asked to stop (DefaultShutdownGrace when 0).
@@ -160,7 +161,7 @@ type App struct {
 	Metrics     *metrics.Metrics
 	breakers    map[string]operator.Operator
 	jobsRunning atomic.Bool
-	// redis counts rate limits when Config.RedisURL is set.
+	// redis counts rate limits and throttles when Config.RedisURL is set.
 	redis *redis.Client
 	// ops are the operator adapters (and sandbox simulators) in use.
 	ops *operatorSet
@@ -261,15 +262,15 @@ func (a *App) wire(ctx context.Context) error {
 	handlers.Payments = a.Payments
 	a.sweeper = &jobs.Sweeper{OverduePayments: a.Transactions.Overdue, Handlers: handlers, Now: cfg.Now, Logger: cfg.Logger}
 
-	limiter, err := a.keyLimiter()
+	limiter, throttles, err := a.counters()
 	if err != nil {
 		return err
 	}
-	if err := a.wireDashboard(ctx); err != nil {
+	if err := a.wireDashboard(ctx, throttles); err != nil {
 		return err
 	}
 	a.Handler = api.NewServer(api.Config{
-		Payments: a.Metrics.Payments(a.Payments), Keys: a.APIKeys, Callbacks: callbacks, RateLimit: cfg.RateLimit, KeyLimiter: limiter, Now: cfg.Now, Logger: cfg.Logger,
+		Payments: a.Metrics.Payments(a.Payments), Keys: a.APIKeys, Callbacks: callbacks, RateLimit: cfg.RateLimit, KeyLimiter: limiter, Throttles: throttles, Now: cfg.Now, Logger: cfg.Logger,
 		ObserveRequest: a.Metrics.ObserveRequest,
 		Mount:          a.Dashboard.Register, PageNotFound: a.Dashboard.NotFoundPage(), TrustedProxies: cfg.TrustedProxies,
 	}).Handler()

@@ -17,7 +17,7 @@ import (
 // the configured one (live mode requires it) or, in sandbox mode without
 // one, the one kept in the database, so that restarts and several
 // instances share it.
-func (a *App) wireDashboard(ctx context.Context) error {
+func (a *App) wireDashboard(ctx context.Context, throttles api.Throttles) error {
 	a.Users = store.NewUsers(a.DB)
 	a.Sessions = store.NewSessions(a.DB)
 	a.AuditLog = store.NewAuditLog(a.DB)
@@ -41,7 +41,7 @@ func (a *App) wireDashboard(ctx context.Context) error {
 		Phone: &sandboxPhone{txs: a.Transactions, payments: a.Payments, answer: a.AnswerSandboxPayment,
 			answers: store.NewSandboxAnswers(a.DB), now: a.cfg.Now},
 		Secret: secret, Sandbox: a.cfg.Mode == ModeSandbox, Now: a.cfg.Now, Logger: a.cfg.Logger,
-		NoteMerchant: api.NoteMerchant,
+		NoteMerchant: api.NoteMerchant, Throttles: throttles,
 	})
 	if err != nil {
 		return err

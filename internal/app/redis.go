@@ -15,7 +15,7 @@ import (
 
 // openRedis parses a --redis-url and makes its client. It does not
 // connect: go-redis dials on first use, and a Redis that is down when serve
-// starts is the same as one that goes down later (api.RedisLimiter).
+// starts is the same as one that goes down later (api.Redis).
 func openRedis(url string) (*redis.Client, error) {
 	opts, err := parseRedisURL(url)
 	if err != nil {
@@ -45,18 +45,21 @@ func parseRedisURL(url string) (*redis.Options, error) {
 	return opts, err
 }
 
-// keyLimiter counts the API keys' rate limit in Redis when --redis-url is
-// set, else in this process.
-func (a *App) keyLimiter() (api.KeyLimiter, error) {
+// counters makes the API keys' rate limiter and the throttles of failed
+// authentications (the API's per address, the dashboard's sign-ins): in
+// Redis when --redis-url is set, so that each holds across every instance,
+// else in this process.
+func (a *App) counters() (api.KeyLimiter, api.Throttles, error) {
 	if a.cfg.RedisURL == "" {
-		return api.NewLocalLimiter(a.cfg.RateLimit), nil
+		return api.NewLocalLimiter(a.cfg.RateLimit), api.LocalThrottles, nil
 	}
 	rdb, err := openRedis(a.cfg.RedisURL)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	a.redis = rdb
-	return api.NewRedisLimiter(rdb, a.cfg.RateLimit, a.cfg.Logger), nil
+	r := api.NewRedis(rdb, a.cfg.Logger)
+	return r.KeyLimiter(a.cfg.RateLimit), r.Throttle, nil
 }
 
 func checkRedisURL(_ context.Context, s settings) []string {
@@ -83,7 +86,7 @@ func checkRedisReachable(ctx context.Context, s settings) []string {
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
 	if err := rdb.Ping(ctx).Err(); err != nil {
-		return []string{fmt.Sprintf("--redis-url: Redis at %s does not answer: %v; serve would count rate limits per instance until it does (env MOMOPAY_REDIS_URL)", store.Redact(url), err)}
+		return []string{fmt.Sprintf("--redis-url: Redis at %s does not answer: %v; serve would count rate limits and sign-in throttles per instance until it does (env MOMOPAY_REDIS_URL)", store.Redact(url), err)}
 	}
 	return nil
 }

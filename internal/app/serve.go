@@ -42,7 +42,7 @@ func (c *cli) serve(ctx context.Context, args []string) error {
 	logLevel := fs.String("log-level", "info", "least severe log lines written: debug, info, warn or error (env MOMOPAY_LOG_LEVEL)")
 	grace := fs.Duration("shutdown-grace", DefaultShutdownGrace, "on SIGTERM or SIGINT, how long requests and running jobs get to finish before jobs are cancelled and handed back (env MOMOPAY_SHUTDOWN_GRACE)")
 	trustedProxies := fs.String("trusted-proxies", "", "reverse proxies whose X-Forwarded-For names the client, for the failed sign-in and API key limits and the audit log: addresses or prefixes, comma-separated (\"10.0.0.5,fd00::/8\"); unset, the peer address counts (env MOMOPAY_TRUSTED_PROXIES)")
-	redisURL := fs.String("redis-url", "", "redis://[:PASSWORD@]HOST:6379[/DB]: count rate limits in Redis, across every instance; unset, each instance counts its own (env MOMOPAY_REDIS_URL)")
+	redisURL := fs.String("redis-url", "", "redis://[:PASSWORD@]HOST:6379[/DB]: count rate limits and failed sign-ins in Redis, across every instance; unset, each instance counts its own (env MOMOPAY_REDIS_URL)")
 	// Every problem at once, variables that do not parse included; the
 	// same checks as momopay config check's.
 	err := c.parseNone(fs, args)

@@ -45,7 +45,7 @@ func (d *Dashboard) handlePassword() http.Handler {
 		// wrong one also spends from the account's sign-in budget (without
 		// waiting on it), so a stolen session is no way to guess the
 		// password beyond what the sign-in form allows.
-		wait, giveBack := d.byAccount.Reserve("password change "+s.User.ID, now)
+		wait, giveBack := d.byAccount.Reserve(r.Context(), "password change "+s.User.ID, now)
 		if wait > 0 {
 			secs := retryAfter(w, wait)
 			d.render(w, r, http.StatusTooManyRequests, "account", &accountPage{layout: layout{Title: "account.title", Nav: "account"},
@@ -59,7 +59,7 @@ func (d *Dashboard) handlePassword() http.Handler {
 			return
 		}
 		if u == nil || u.ID != s.User.ID {
-			d.byAccount.Reserve(s.User.Email, now) // a guess, kept: nothing to give back
+			d.byAccount.Reserve(r.Context(), s.User.Email, now) // a guess, kept: nothing to give back
 			again(http.StatusUnprocessableEntity, "account.wrong", map[string]string{"current": "account.wrong"})
 			return
 		}

@@ -164,10 +164,10 @@ func (d *Dashboard) handleLogin() http.Handler {
 		// Each attempt is spent before the password is compared, from the
 		// address and from the account: sign-ins sent at once cannot all
 		// get through while none has failed yet.
-		wait, addrBack := d.byAddress.Reserve(client, now)
+		wait, addrBack := d.byAddress.Reserve(r.Context(), client, now)
 		var accountBack func()
 		if wait == 0 {
-			if wait, accountBack = d.byAccount.Reserve(attempts, now); wait > 0 {
+			if wait, accountBack = d.byAccount.Reserve(r.Context(), attempts, now); wait > 0 {
 				addrBack()
 			}
 		}
@@ -199,7 +199,7 @@ func (d *Dashboard) handleLogin() http.Handler {
 		}
 		// The right password: no guess, whatever happens next.
 		addrBack()
-		d.byAccount.Forget(attempts)
+		d.byAccount.Forget(r.Context(), attempts)
 		row := &team.Session{JTI: rand.Text(), UserID: u.ID, MerchantID: u.MerchantID,
 			CreatedAt: now, LastSeenAt: now, ExpiresAt: now.Add(AbsoluteLifetime)}
 		if err := d.sessions.Start(r.Context(), *row, u.Credential); errors.Is(err, team.ErrNotFound) {

@@ -38,6 +38,9 @@ type Config struct {
 	// NoteMerchant, when set, names the signed-in merchant in the
 	// request's log line (api.NoteMerchant).
 	NoteMerchant func(ctx context.Context, merchantID string)
+	// Throttles makes the sign-in throttles; nil counts them in this
+	// process alone (api.LocalThrottles).
+	Throttles api.Throttles
 }
 
 // Dashboard is the merchants' web interface: sign-in and the pages.
@@ -66,13 +69,17 @@ type Dashboard struct {
 	// email, or email and trusted device) and per client address
 	// (api.ClientKey): each attempt spends a token before its password is
 	// compared, and one that succeeds gives it back.
-	byAccount *api.Buckets
-	byAddress *api.Buckets
+	byAccount api.Throttle
+	byAddress api.Throttle
 	csrf      *http.CrossOriginProtection
 }
 
-// maxThrottled bounds each sign-in throttle's memory.
-const maxThrottled = 100_000
+// The sign-in throttles' budgets: per account 10 tries, then one every
+// 30 s; per client address 30, then one every 3 s.
+var (
+	accountTries = api.RateLimit{PerSecond: 1.0 / 30, Burst: 10}
+	addressTries = api.RateLimit{PerSecond: 1.0 / 3, Burst: 30}
+)
 
 // New parses every template and checks the configuration.
 func New(cfg Config) (*Dashboard, error) {
@@ -84,6 +91,9 @@ func New(cfg Config) (*Dashboard, error) {
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
+	}
+	if cfg.Throttles == nil {
+		cfg.Throttles = api.LocalThrottles
 	}
 	a, err := loadAssets()
 	if err != nil {
@@ -97,8 +107,8 @@ func New(cfg Config) (*Dashboard, error) {
 		accounts: cfg.Accounts, sessions: cfg.Sessions, auditLog: cfg.AuditLog, keys: cfg.Keys, team: cfg.Team,
 		figures: cfg.Figures, payments: cfg.Payments, records: cfg.Records, webhooks: cfg.Webhooks, cases: cfg.Cases, refunds: cfg.Refunds, phone: cfg.Phone, secret: cfg.Secret, sandbox: cfg.Sandbox, now: cfg.Now, log: cfg.Logger,
 		noteMerchant: cfg.NoteMerchant, pages: r, assets: a,
-		byAccount: api.NewBuckets(api.RateLimit{PerSecond: 1.0 / 30, Burst: 10}, maxThrottled),
-		byAddress: api.NewBuckets(api.RateLimit{PerSecond: 1.0 / 3, Burst: 30}, maxThrottled),
+		byAccount: cfg.Throttles("signin-account", accountTries),
+		byAddress: cfg.Throttles("signin-address", addressTries),
 		csrf:      http.NewCrossOriginProtection(),
 	}
 	d.csrf.SetDenyHandler(http.HandlerFunc(d.crossOrigin))
