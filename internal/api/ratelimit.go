@@ -73,10 +73,10 @@ func (l *Buckets) Take(_ context.Context, key string, now time.Time) (time.Durat
 const maxLimiters = 100_000
 
 // Buckets holds one token bucket per key (an API key id, a client address,
-// or for the dashboard's sign-in throttles an account), in this process. An entry whose
-// bucket has refilled its whole burst is the same as a new one, so such
-// entries are dropped; when the set is still full, an arbitrary entry goes,
-// which at worst gives that key a fresh burst.
+// or for the dashboard's sign-in throttles an account), in this process.
+// An entry whose bucket has refilled its whole burst is the same as a new
+// one, so such entries are dropped; when the set is still full, an
+// arbitrary entry goes, which at worst gives that key a fresh burst.
 type Buckets struct {
 	cfg RateLimit
 	// idle is how long an emptied bucket takes to refill: sweeps for full
