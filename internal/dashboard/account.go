@@ -34,8 +34,12 @@ func (d *Dashboard) handlePassword() http.Handler {
 		again := func(status int, msg string, fields map[string]string) {
 			d.render(w, r, status, "account", &accountPage{layout: layout{Title: "account.title", Nav: "account"}, Error: msg, Fields: fields})
 		}
-		if !parseForm(w, r) {
-			again(http.StatusBadRequest, "form.unreadable", nil)
+		if err := parseForm(w, r); err != nil {
+			if wantsJSON(r) {
+				d.badForm(w, r, err)
+				return
+			}
+			again(formStatus(err), "form.unreadable", nil)
 			return
 		}
 		now := d.now()
@@ -100,14 +104,14 @@ func (d *Dashboard) handlePassword() http.Handler {
 func (d *Dashboard) handleLanguage() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		s := sessionOf(r)
-		if !parseForm(w, r) {
-			d.badForm(w, r)
+		if err := parseForm(w, r); err != nil {
+			d.badForm(w, r, err)
 			return
 		}
 		if _, sent := r.PostForm["language"]; !sent {
 			// A body that is no form (text/plain, multipart) reads as
 			// empty: it must not pass for "follow the browser".
-			d.badForm(w, r)
+			d.badForm(w, r, nil)
 			return
 		}
 		lang := r.PostForm.Get("language")

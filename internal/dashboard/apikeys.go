@@ -72,8 +72,8 @@ func (d *Dashboard) handleKeys() http.Handler {
 // without a token (a page kept from before tokens) makes a key each time.
 func (d *Dashboard) handleKeyCreate() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !parseForm(w, r) {
-			d.badForm(w, r)
+		if err := parseForm(w, r); err != nil {
+			d.badForm(w, r, err)
 			return
 		}
 		s := sessionOf(r)

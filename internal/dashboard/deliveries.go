@@ -100,8 +100,8 @@ func (d *Dashboard) handleDeliveries() http.Handler {
 // the page it was asked from, saying what the receiver answered.
 func (d *Dashboard) handleResend() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !parseForm(w, r) {
-			d.badForm(w, r)
+		if err := parseForm(w, r); err != nil {
+			d.badForm(w, r, err)
 			return
 		}
 		id := r.PathValue("id")
@@ -135,8 +135,8 @@ func (d *Dashboard) handleResend() http.Handler {
 // N'Djamena time, as the page shows times), optionally of one endpoint.
 func (d *Dashboard) handleResendSince() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !parseForm(w, r) {
-			d.badForm(w, r)
+		if err := parseForm(w, r); err != nil {
+			d.badForm(w, r, err)
 			return
 		}
 		since, err := time.ParseInLocation(localMinute, r.PostForm.Get("since"), ndjamena)

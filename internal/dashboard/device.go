@@ -45,15 +45,32 @@ func accountDigest(email string) string {
 	return hex.EncodeToString(sum[:])
 }
 
-// trustedDevice is the id of r's device cookie when it is valid and was
-// issued for email, or "".
+// trustedDevice is the id of r's device cookie when one is valid and was
+// issued for email, or "". Every device cookie sent is tried (up to
+// maxDeviceCookies), not only the first: the cookie cannot have the
+// __Host- prefix (it is scoped to /auth/login), so a sibling subdomain
+// could plant one of the same name that the browser sends first, and the
+// user's own would be passed over while the account is throttled.
 func (d *Dashboard) trustedDevice(r *http.Request, email string) string {
-	c, err := r.Cookie(deviceCookie)
-	if err != nil {
-		return ""
+	for i, c := range r.CookiesNamed(deviceCookie) {
+		if i == maxDeviceCookies {
+			break
+		}
+		if id := d.deviceID(c.Value, email); id != "" {
+			return id
+		}
 	}
+	return ""
+}
+
+// maxDeviceCookies bounds the device cookies one sign-in verifies.
+const maxDeviceCookies = 4
+
+// deviceID is the device a device cookie's value names, when it is valid
+// and was issued for email, or "".
+func (d *Dashboard) deviceID(value, email string) string {
 	var claims deviceClaims
-	_, err = jwt.ParseWithClaims(c.Value, &claims, func(*jwt.Token) (any, error) { return d.deviceKey(), nil },
+	_, err := jwt.ParseWithClaims(value, &claims, func(*jwt.Token) (any, error) { return d.deviceKey(), nil },
 		jwt.WithValidMethods([]string{jwt.SigningMethodHS256.Alg()}), jwt.WithExpirationRequired(), jwt.WithTimeFunc(d.now))
 	if err != nil || claims.ID == "" || !hmac.Equal([]byte(claims.Account), []byte(accountDigest(email))) {
 		return ""

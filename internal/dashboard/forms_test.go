@@ -1,9 +1,12 @@
 package dashboard_test
 
 import (
+	"bytes"
 	"context"
+	"mime/multipart"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"testing"
 
@@ -13,7 +16,7 @@ import (
 )
 
 // TestOversizedForms sends every form of the dashboard with a field far
-// over the forms' bound: each answers 400 and nothing changes (no key,
+// over the forms' bound: each answers 413 and nothing changes (no key,
 // endpoint or user is added, no role, password or language is set).
 func TestOversizedForms(t *testing.T) {
 	eachEngine(t, func(t *testing.T, b *bundle) {
@@ -40,14 +43,18 @@ func TestOversizedForms(t *testing.T) {
 			"/account/language":                          {"language": {"fr"}, "pad": {pad}},
 		}
 		for path, form := range forms {
-			if r := br.postForm(path, form); r.status != http.StatusBadRequest {
-				t.Errorf("POST %s with an oversized form: %d, want 400", path, r.status)
+			if r := br.postForm(path, form); r.status != http.StatusRequestEntityTooLarge {
+				t.Errorf("POST %s with an oversized form: %d, want 413", path, r.status)
 			} else if !strings.Contains(r.body, "The form could not be read.") && !strings.Contains(r.body, "field-error") {
 				t.Errorf("POST %s with an oversized form: neither a field named nor the form said unreadable", path)
 			}
 		}
-		if r := b.browser().postForm("/auth/login", url.Values{"email": {b.owner.Email}, "password": {password}, "pad": {pad}}); r.status != http.StatusBadRequest || r.cookie != nil {
+		if r := b.browser().postForm("/auth/login", url.Values{"email": {b.owner.Email}, "password": {password}, "pad": {pad}}); r.status != http.StatusRequestEntityTooLarge || r.cookie != nil {
 			t.Errorf("an oversized sign-in form: %d, cookie %v", r.status, r.cookie)
+		}
+
+		if r := b.browser().postJSON("/auth/login", `{"email":"`+b.owner.Email+`","password":"`+pad+`"}`); r.status != http.StatusRequestEntityTooLarge || r.errorCode() != "PAYLOAD_TOO_LARGE" {
+			t.Errorf("an oversized JSON sign-in: %d %s, want 413 PAYLOAD_TOO_LARGE", r.status, r.body)
 		}
 
 		keys, err := b.s.App.APIKeys.List(ctx, b.s.MerchantID)
@@ -123,6 +130,43 @@ func TestNotTextAnywhere(t *testing.T) {
 		}
 		if endpoints, err := b.s.App.Webhooks.Endpoints(context.Background(), b.s.MerchantID); err != nil || len(endpoints) != 0 {
 			t.Errorf("endpoints after URLs that are not text: %v %v", endpoints, err)
+		}
+	})
+}
+
+// TestFormsNotURLEncoded: a form sent as multipart (curl -F) is read like
+// the pages' own; a body that is no form (text, JSON) is refused 415, not
+// read as an empty form whose every field is missing.
+func TestFormsNotURLEncoded(t *testing.T) {
+	eachEngine(t, func(t *testing.T, b *bundle) {
+		ctx := context.Background()
+		br := b.login(b.owner.Email)
+		var body bytes.Buffer
+		mw := multipart.NewWriter(&body)
+		for k, v := range map[string]string{"email": "multi@example.td", "role": "viewer", "password": "a long password"} {
+			mw.WriteField(k, v)
+		}
+		mw.Close()
+		req, _ := http.NewRequest("POST", b.s.URL+"/team", &body)
+		req.Header.Set("Content-Type", mw.FormDataContentType())
+		if r := br.do(req); r.status != http.StatusSeeOther {
+			t.Errorf("a multipart form adding a user: %d, want 303\n%s", r.status, r.body)
+		}
+		req, _ = http.NewRequest("POST", b.s.URL+"/team", strings.NewReader("email=plain@example.td&role=viewer&password=a+long+password"))
+		req.Header.Set("Content-Type", "text/plain")
+		if r := br.do(req); r.status != http.StatusUnsupportedMediaType || !strings.Contains(r.body, "The form could not be read.") {
+			t.Errorf("a text/plain body: %d, want 415 and the page saying the form could not be read", r.status)
+		}
+		users, err := b.s.App.Users.List(ctx, b.s.MerchantID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var emails []string
+		for _, u := range users {
+			emails = append(emails, u.Email)
+		}
+		if !slices.Contains(emails, "multi@example.td") || slices.Contains(emails, "plain@example.td") {
+			t.Errorf("users after a multipart and a text/plain form: %v", emails)
 		}
 	})
 }

@@ -118,6 +118,10 @@ func (d *Dashboard) handleLogin() http.Handler {
 			if err == nil {
 				err = json.Unmarshal(b, &in)
 			}
+			if formStatus(err) == http.StatusRequestEntityTooLarge {
+				writeProblem(w, http.StatusRequestEntityTooLarge, "PAYLOAD_TOO_LARGE", "the sign-in is larger than 4 KiB")
+				return
+			}
 			if err != nil {
 				writeInvalid(w, "the body must be a JSON object with email and password", "body", "must be a JSON object with email and password")
 				return
@@ -127,7 +131,10 @@ func (d *Dashboard) handleLogin() http.Handler {
 			if mt == "multipart/form-data" { // a form with enctype multipart: read it too
 				read = func() error { return r.ParseMultipartForm(maxLoginBody) }
 			}
-			if err := read(); err != nil {
+			if err := read(); formStatus(err) == http.StatusRequestEntityTooLarge {
+				writeProblem(w, http.StatusRequestEntityTooLarge, "PAYLOAD_TOO_LARGE", "the sign-in is larger than 4 KiB")
+				return
+			} else if err != nil {
 				writeInvalid(w, "unreadable form", "body", "could not be read as a form")
 				return
 			}

@@ -87,17 +87,21 @@ func (d *Dashboard) handlePhoneAnswer() http.Handler {
 			d.notFound(w, r)
 			return
 		}
-		if !parseForm(w, r) {
-			d.badForm(w, r)
+		if err := parseForm(w, r); err != nil {
+			d.badForm(w, r, err)
 			return
 		}
 		number := normalizePayer(r.PostForm.Get("number"))
 		confirm := r.PostForm.Get("answer") == "confirm"
 		if !confirm && r.PostForm.Get("answer") != "refuse" {
-			d.badForm(w, r)
+			d.badForm(w, r, nil)
 			return
 		}
 		t, err := d.phone.Answer(r.Context(), sessionOf(r).MerchantID, number, r.PathValue("id"), confirm, r.PostForm.Get("pin"))
+		if errors.Is(err, payment.ErrNotFound) && wantsJSON(r) {
+			d.notFound(w, r)
+			return
+		}
 		if errors.Is(err, payment.ErrNotFound) {
 			// Answered meanwhile (by someone else, or another tab), ended,
 			// or never this merchant's: the phone says it no longer waits,

@@ -100,8 +100,8 @@ func (d *Dashboard) handleReconciliation() http.Handler {
 // the session.
 func (d *Dashboard) handleCaseResolve() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !parseForm(w, r) {
-			d.badForm(w, r)
+		if err := parseForm(w, r); err != nil {
+			d.badForm(w, r, err)
 			return
 		}
 		s, id, note := sessionOf(r), r.PathValue("id"), r.PostForm.Get("note")

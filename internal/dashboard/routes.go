@@ -141,7 +141,9 @@ func (d *Dashboard) Register(mux *http.ServeMux) {
 	handle := func(pattern string, h http.Handler) { register(pattern, budgeted(h)) }
 	stream := register
 
-	handle("GET /static/{file}", d.assets.handler())
+	handle("GET /static/{file}", d.assets.handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		d.notFound(w, d.withSessionIfAny(w, r))
+	})))
 	handle("GET /login", d.handleLoginPage())
 	handle("POST /auth/login", d.handleLogin())
 	handle("POST /auth/logout", d.handleLogout())

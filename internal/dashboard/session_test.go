@@ -428,6 +428,14 @@ func TestLoginThrottle(t *testing.T) {
 		// A browser that signed in to the account before is not locked out
 		// by the guesser's failures; its own failures count against it alone.
 		right, wrong := `{"email":"`+b.owner.Email+`","password":"`+password+`"}`, `{"email":"`+b.owner.Email+`","password":"wrong password!"}`
+		// A device cookie of the same name planted ahead of the user's own
+		// (by a sibling subdomain: the cookie cannot be __Host-) does not
+		// hide it.
+		planted := b.browser()
+		planted.headers["Cookie"] = "momopay_device=planted; momopay_device=" + trusted.others["momopay_device"]
+		if r := planted.postJSON("/auth/login", right); r.status != http.StatusOK {
+			t.Errorf("the user's own device cookie behind a planted one, while the account is throttled: %d %s", r.status, r.body)
+		}
 		if r := trusted.postJSON("/auth/login", right); r.status != http.StatusOK {
 			t.Errorf("the user's own browser while the account is throttled: %d %s", r.status, r.body)
 		}
@@ -582,6 +590,13 @@ func TestUnknownPages(t *testing.T) {
 	if r := b.browser().get("/no-such-page"); r.status != http.StatusNotFound || r.errorCode() != "NOT_FOUND" {
 		t.Errorf("without Accept: text/html: %d %s, want the API's JSON 404", r.status, r.body)
 	}
+	// A static file that does not exist is answered the same way.
+	if r := br.get("/static/no-such-file.css"); r.status != http.StatusNotFound || !page(r) {
+		t.Errorf("a missing static file from a browser: %d, Content-Type %q, want the 404 page", r.status, r.header.Get("Content-Type"))
+	}
+	if r := b.browser().get("/static/no-such-file.css"); r.status != http.StatusNotFound || r.errorCode() != "NOT_FOUND" {
+		t.Errorf("a missing static file without Accept: text/html: %d %s, want the JSON 404", r.status, r.body)
+	}
 }
 
 func TestSecurityHeaders(t *testing.T) {
@@ -631,6 +646,12 @@ func TestJSONCallersGetTheEnvelope(t *testing.T) {
 			{"a viewer's change", viewer.postForm("/keys", nil), http.StatusForbidden, "FORBIDDEN"},
 			{"an id of no key of the merchant's", owner.postForm("/keys/"+uuid.NewString()+"/revoke", nil), http.StatusNotFound, "NOT_FOUND"},
 			{"another method", owner.do(put), http.StatusMethodNotAllowed, "METHOD_NOT_ALLOWED"},
+			{"an answer to no payment of the merchant's", owner.postForm("/phone/"+uuid.NewString()+"/answer",
+				url.Values{"number": {"+23566000001"}, "answer": {"refuse"}}), http.StatusNotFound, "NOT_FOUND"},
+			{"a JSON body for a form", owner.postJSON("/team", `{"email":"json@example.td","role":"viewer","password":"a long password"}`),
+				http.StatusUnsupportedMediaType, "UNSUPPORTED_MEDIA_TYPE"},
+			{"a form over 64 KiB", owner.postForm("/team", url.Values{"email": {strings.Repeat("a", 70<<10)}}),
+				http.StatusRequestEntityTooLarge, "PAYLOAD_TOO_LARGE"},
 		} {
 			if c.answer.status != c.status || c.answer.errorCode() != c.code || !strings.HasPrefix(c.answer.header.Get("Content-Type"), "application/json") {
 				t.Errorf("%s: %d %q (%s), want %d %s in the envelope", c.name, c.answer.status, c.answer.errorCode(), c.answer.header.Get("Content-Type"), c.status, c.code)

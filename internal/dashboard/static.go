@@ -54,11 +54,18 @@ func (a *assets) url(name string) string {
 	return u
 }
 
-func (a *assets) handler() http.Handler {
+// handler serves the static files by their hashed names; a name it does
+// not have is answered as the service answers any unknown path: the 404
+// page for a browser, else the error envelope.
+func (a *assets) handler(page404 http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		b, ok := a.byHashed[r.PathValue("file")]
 		if !ok {
-			http.NotFound(w, r)
+			if strings.Contains(r.Header.Get("Accept"), "text/html") {
+				page404.ServeHTTP(w, r)
+				return
+			}
+			writeProblem(w, http.StatusNotFound, "NOT_FOUND", "no such file")
 			return
 		}
 		ct := mime.TypeByExtension(path.Ext(r.PathValue("file")))

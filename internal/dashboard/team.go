@@ -84,8 +84,8 @@ func (d *Dashboard) handleTeam() http.Handler {
 
 func (d *Dashboard) handleUserAdd() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !parseForm(w, r) {
-			d.badForm(w, r)
+		if err := parseForm(w, r); err != nil {
+			d.badForm(w, r, err)
 			return
 		}
 		s := sessionOf(r)
@@ -105,8 +105,8 @@ func (d *Dashboard) handleUserAdd() http.Handler {
 
 func (d *Dashboard) handleUserRole() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !parseForm(w, r) {
-			d.badForm(w, r)
+		if err := parseForm(w, r); err != nil {
+			d.badForm(w, r, err)
 			return
 		}
 		s := sessionOf(r)

@@ -132,8 +132,8 @@ func (d *Dashboard) testResult(r *http.Request, id string) (*webhook.TestResult,
 // again (a reload of that answer) adds nothing and says so (409).
 func (d *Dashboard) handleEndpointAdd() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !parseForm(w, r) {
-			d.badForm(w, r)
+		if err := parseForm(w, r); err != nil {
+			d.badForm(w, r, err)
 			return
 		}
 		raw := strings.TrimSpace(r.PostForm.Get("url"))
@@ -167,8 +167,8 @@ func (d *Dashboard) handleEndpointAdd() http.Handler {
 // end at once the secret the merchant's server still verifies with.
 func (d *Dashboard) handleEndpointRotate() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !parseForm(w, r) {
-			d.badForm(w, r)
+		if err := parseForm(w, r); err != nil {
+			d.badForm(w, r, err)
 			return
 		}
 		e, err := d.webhooks.RotateSecret(r.Context(), sessionOf(r).MerchantID, r.PathValue("id"), formTokenOf(r))
