@@ -115,7 +115,7 @@ func TestKeyFormSentTwice(t *testing.T) {
 		before := revokeLinks()
 		// The form is read within the dashboard's bound: a huge one makes
 		// nothing.
-		if r := br.postForm("/keys", url.Values{"request": {strings.Repeat("A", 100<<10)}}); r.status != http.StatusBadRequest || revokeLinks() != before {
+		if r := br.postForm("/keys", url.Values{"request": {strings.Repeat("A", 100<<10)}}); r.status != http.StatusRequestEntityTooLarge || revokeLinks() != before {
 			t.Fatalf("an oversized form: %d", r.status)
 		}
 		token := tokenOf()

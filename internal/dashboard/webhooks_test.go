@@ -167,7 +167,7 @@ func TestWebhookEndpointPages(t *testing.T) {
 		if token == nil {
 			t.Fatal("the rotate form has no token")
 		}
-		if r := br.postForm("/webhooks/"+id+"/rotate", url.Values{"request": {strings.Repeat("A", 100<<10)}}); r.status != http.StatusBadRequest {
+		if r := br.postForm("/webhooks/"+id+"/rotate", url.Values{"request": {strings.Repeat("A", 100<<10)}}); r.status != http.StatusRequestEntityTooLarge {
 			t.Fatalf("an oversized rotate form: %d", r.status)
 		}
 		rot := br.postForm("/webhooks/"+id+"/rotate", url.Values{"request": {token[1]}})
