@@ -139,7 +139,7 @@ func init() {
 		"rc.all":            "All cases",
 		"rc.refunded":       "The payer was refunded %s (%s): there is nothing to pay back.",
 		"rc.refund.doubt":   "A refund was asked and its answer is unknown: the money may have gone back already. Check the operator's portal before paying anything back.",
-		"rc.what":           "The payment was %s when the operator reported %s.",
+		"rc.what":           "The payment's status was “%s” when the operator reported “%s”.",
 		"rc.source":         "Reported by",
 		"rc.detail":         "Operator's words",
 		"rc.transaction":    "Transaction",

@@ -45,7 +45,7 @@ func TestReconciliationPage(t *testing.T) {
 
 		viewer := b.login("viewer@example.com")
 		page := viewer.get("/reconciliation")
-		if page.status != http.StatusOK || !strings.Contains(page.body, "The payment was Failed when the operator reported Succeeded.") ||
+		if page.status != http.StatusOK || !strings.Contains(page.body, "The payment&#39;s status was “Failed” when the operator reported “Succeeded”.") ||
 			!strings.Contains(page.body, "/transactions/"+tx) || !strings.Contains(page.body, "TS: paid after all") || strings.Contains(page.body, "their-late") {
 			t.Fatalf("cases page: %d", page.status)
 		}

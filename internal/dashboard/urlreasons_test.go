@@ -25,6 +25,7 @@ func TestURLReasons(t *testing.T) {
 		{"ftp://example.com/hook", false, "wh.url.scheme"},
 		{"http:///hook", false, "wh.url.host"},
 		{"https://user:pw@example.com/hook", false, "wh.url.userinfo"},
+		{"https://hooks.example.com/q?x=a b", false, "wh.url.space"},
 		{"https://example.com:99999/hook", false, "wh.url.port"},
 		{"https://localhost/hook", true, "wh.url.localhost"},
 		{"http://0x7f.1/hook", false, "wh.url.numeric"},

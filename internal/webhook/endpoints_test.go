@@ -91,6 +91,7 @@ func TestCreateEndpointValidates(t *testing.T) {
 		{f.app.Webhooks, "", "required", webhook.ErrURLRequired},
 		{f.app.Webhooks, "ftp://example.com/", "http:// or https://", webhook.ErrURLScheme},
 		{f.app.Webhooks, "https://user:pw@example.com/", "user name", webhook.ErrURLUserinfo},
+		{f.app.Webhooks, "http://127.0.0.1:9/q?x=a b", "spaces", webhook.ErrURLSpace},
 		{f.app.Webhooks, "http://10.0.0.1/hook", "private", webhook.ErrURLPrivateLocal},
 		{live, "http://merchant.example/hook", "https", webhook.ErrURLNotHTTPS},
 		{live, "https://127.0.0.1/hook", "private", webhook.ErrURLNonPublic},

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"syscall"
 	"time"
+	"unicode"
 	"unicode/utf8"
 
 	"golang.org/x/net/idna"
@@ -104,6 +105,7 @@ var (
 	ErrURLScheme       = errors.New("webhook URL must start with http:// or https://")
 	ErrURLNoHost       = errors.New("webhook URL must include a host name")
 	ErrURLUserinfo     = errors.New("webhook URL must not contain a user name or password")
+	ErrURLSpace        = errors.New("webhook URL must not contain spaces: write a space as %20")
 	ErrURLPort         = errors.New("webhook URL has an invalid port")
 	ErrURLLocalhost    = errors.New("webhook URL must not point to localhost in live mode")
 	ErrURLNumericHost  = errors.New("webhook URL must name its host, or give a full IP address (like 203.0.113.7), not a shortened or numeric form")
@@ -131,6 +133,12 @@ func ValidateURL(raw string, live bool) error {
 		// characters, which url.Parse lets through in the path and query
 		// once they are percent-decoded.
 		return ErrURLUnparsable
+	}
+	if strings.ContainsFunc(raw, unicode.IsSpace) {
+		// url.Parse keeps a space of the query as it is, and it would be
+		// sent so in the request line, which receivers refuse: every
+		// delivery would fail.
+		return ErrURLSpace
 	}
 	u, err := url.Parse(raw)
 	if err != nil {
