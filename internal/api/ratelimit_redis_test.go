@@ -75,15 +75,25 @@ func TestRedisLimitSharedByInstances(t *testing.T) {
 	}
 }
 
+// unreachableRedis is a client of url, where nothing listens (port 1),
+// that gives up on a call at once.
+func unreachableRedis(t *testing.T, url string) *redis.Client {
+	opts, err := redis.ParseURL(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts.DialTimeout, opts.MaxRetries = 100*time.Millisecond, 0
+	rdb := redis.NewClient(opts)
+	t.Cleanup(func() { rdb.Close() })
+	return rdb
+}
+
 // TestRedisDownFailsOpenToLocal: when Redis does not answer, each instance
 // limits on its own (fail open to the per-instance limit), quickly, and
 // says so once in its log, without the password of the URL.
 func TestRedisDownFailsOpenToLocal(t *testing.T) {
 	t.Parallel()
-	opts, _ := redis.ParseURL("redis://:topsecret@127.0.0.1:1/0") // nothing listens on port 1
-	opts.DialTimeout, opts.MaxRetries = 100*time.Millisecond, 0
-	rdb := redis.NewClient(opts)
-	defer rdb.Close()
+	rdb := unreachableRedis(t, "redis://:topsecret@127.0.0.1:1/0")
 	var logs testlog.Buffer
 	l := api.NewRedisLimiter(rdb, api.RateLimit{PerSecond: 0.5, Burst: 3}, slog.New(slog.NewTextHandler(&logs, nil)))
 	start := time.Now()
@@ -260,10 +270,7 @@ func TestRedisThrottleSharedByInstances(t *testing.T) {
 // limiter of the same Redis.
 func TestRedisThrottleDownFailsOpenToLocal(t *testing.T) {
 	t.Parallel()
-	opts, _ := redis.ParseURL("redis://127.0.0.1:1/0") // nothing listens on port 1
-	opts.DialTimeout, opts.MaxRetries = 100*time.Millisecond, 0
-	rdb := redis.NewClient(opts)
-	defer rdb.Close()
+	rdb := unreachableRedis(t, "redis://127.0.0.1:1/0")
 	var logs testlog.Buffer
 	r := api.NewRedis(rdb, slog.New(slog.NewTextHandler(&logs, nil)))
 	th := r.Throttle("down", api.RateLimit{PerSecond: 1.0 / 30, Burst: 3})

@@ -109,8 +109,8 @@ func (d *Dashboard) handleLanguage() http.Handler {
 			return
 		}
 		if _, sent := r.PostForm["language"]; !sent {
-			// A body that is no form (text/plain, multipart) reads as
-			// empty: it must not pass for "follow the browser".
+			// A form without the field must not pass for "follow the
+			// browser" (an empty value).
 			d.badForm(w, r, nil)
 			return
 		}

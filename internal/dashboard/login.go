@@ -119,7 +119,7 @@ func (d *Dashboard) handleLogin() http.Handler {
 				err = json.Unmarshal(b, &in)
 			}
 			if formStatus(err) == http.StatusRequestEntityTooLarge {
-				writeProblem(w, http.StatusRequestEntityTooLarge, "PAYLOAD_TOO_LARGE", "the sign-in is larger than 4 KiB")
+				tooLarge(w)
 				return
 			}
 			if err != nil {
@@ -132,7 +132,7 @@ func (d *Dashboard) handleLogin() http.Handler {
 				read = func() error { return r.ParseMultipartForm(maxLoginBody) }
 			}
 			if err := read(); formStatus(err) == http.StatusRequestEntityTooLarge {
-				writeProblem(w, http.StatusRequestEntityTooLarge, "PAYLOAD_TOO_LARGE", "the sign-in is larger than 4 KiB")
+				tooLarge(w)
 				return
 			} else if err != nil {
 				writeInvalid(w, "unreadable form", "body", "could not be read as a form")
@@ -242,6 +242,11 @@ func (d *Dashboard) handleLogin() http.Handler {
 			"merchant_id": u.MerchantID, "expires_at": row.ExpiresAt.UTC().Format(payment.TimeFormat),
 		})
 	})
+}
+
+// tooLarge answers a sign-in over maxLoginBody.
+func tooLarge(w http.ResponseWriter) {
+	writeProblem(w, http.StatusRequestEntityTooLarge, "PAYLOAD_TOO_LARGE", "the sign-in is larger than 4 KiB")
 }
 
 // clientAddress is the request's remote IP without the port, as the audit
