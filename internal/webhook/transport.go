@@ -134,15 +134,15 @@ func ValidateURL(raw string, live bool) error {
 		// once they are percent-decoded.
 		return ErrURLUnparsable
 	}
-	if strings.ContainsFunc(raw, unicode.IsSpace) {
-		// url.Parse keeps a space of the query as it is, and it would be
-		// sent so in the request line, which receivers refuse: every
-		// delivery would fail.
-		return ErrURLSpace
-	}
 	u, err := url.Parse(raw)
 	if err != nil {
 		return ErrURLUnparsable
+	}
+	if strings.ContainsFunc(raw, unicode.IsSpace) {
+		// url.Parse keeps a space of the path or query, and one of the
+		// query would be sent as it is in the request line, which
+		// receivers refuse: every delivery would fail.
+		return ErrURLSpace
 	}
 	switch {
 	case live && u.Scheme != "https":
