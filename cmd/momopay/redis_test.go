@@ -83,20 +83,17 @@ func TestSignInThrottleAcrossInstances(t *testing.T) {
 	t.Parallel()
 	redisURL := testRedisURL(t)
 	proxy := []string{"--trusted-proxies", "127.0.0.1/32"}
-	// signIns sends n wrong sign-ins of a new email, to each instance in
-	// turn, from a client address of its own (named through the trusted
-	// proxy), so that neither another test nor an earlier run has spent
-	// from its budgets in Redis.
-	signIns := func(n int, ps ...*process) []int {
-		email := "nobody-" + strings.ToLower(rand.Text()) + "@example.com"
+	// send makes n requests, to each instance in turn, from a client
+	// address of their own (named through the trusted proxy), so that
+	// neither another test nor an earlier run has spent from its budgets
+	// in Redis, and returns their statuses.
+	send := func(n int, ps []*process, request func(base string) *http.Request) []int {
 		b := make([]byte, 3)
 		rand.Read(b)
 		client := fmt.Sprintf("10.%d.%d.%d", b[0], b[1], b[2])
 		var got []int
 		for i := range n {
-			req, _ := http.NewRequest("POST", ps[i%len(ps)].url+"/auth/login",
-				strings.NewReader(`{"email":"`+email+`","password":"not the password"}`))
-			req.Header.Set("Content-Type", "application/json")
+			req := request(ps[i%len(ps)].url)
 			req.Header.Set("X-Forwarded-For", client)
 			r, err := http.DefaultClient.Do(req)
 			if err != nil {
@@ -107,22 +104,25 @@ func TestSignInThrottleAcrossInstances(t *testing.T) {
 		}
 		return got
 	}
-	// badKeys sends 30 made-up API keys, to each instance in turn, from
-	// a client address of its own, and counts those answered 401.
+	// signIns sends n wrong sign-ins of a new email.
+	signIns := func(n int, ps ...*process) []int {
+		email := "nobody-" + strings.ToLower(rand.Text()) + "@example.com"
+		return send(n, ps, func(base string) *http.Request {
+			req, _ := http.NewRequest("POST", base+"/auth/login",
+				strings.NewReader(`{"email":"`+email+`","password":"not the password"}`))
+			req.Header.Set("Content-Type", "application/json")
+			return req
+		})
+	}
+	// badKeys sends 30 made-up API keys and counts those answered 401.
 	badKeys := func(ps ...*process) (unauthorized int) {
-		b := make([]byte, 3)
-		rand.Read(b)
-		client := fmt.Sprintf("10.%d.%d.%d", b[0], b[1], b[2])
-		for i := range 30 {
-			req, _ := http.NewRequest("GET", ps[i%len(ps)].url+"/v1/transactions", nil)
+		got := send(30, ps, func(base string) *http.Request {
+			req, _ := http.NewRequest("GET", base+"/v1/transactions", nil)
 			req.Header.Set("Authorization", "Bearer service_live_"+rand.Text()[:26]+"abcdef")
-			req.Header.Set("X-Forwarded-For", client)
-			r, err := http.DefaultClient.Do(req)
-			if err != nil {
-				t.Fatal(err)
-			}
-			r.Body.Close()
-			if r.StatusCode == http.StatusUnauthorized {
+			return req
+		})
+		for _, status := range got {
+			if status == http.StatusUnauthorized {
 				unauthorized++
 			}
 		}
