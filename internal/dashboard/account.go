@@ -64,7 +64,13 @@ func (d *Dashboard) handlePassword() http.Handler {
 		}
 		if u == nil || u.ID != s.User.ID {
 			d.byAccount.Reserve(r.Context(), s.User.Email, now) // a guess, kept: nothing to give back
-			again(http.StatusUnprocessableEntity, "account.wrong", map[string]string{"current": "account.wrong"})
+			fields := map[string]string{"current": "account.wrong"}
+			// Both fields are told at once, so the second try need not
+			// fail on the other one.
+			if next := r.PostForm.Get("new"); team.CheckPassword(next) != "" {
+				fields["new"] = passwordProblem(next)
+			}
+			again(http.StatusUnprocessableEntity, "account.wrong", fields)
 			return
 		}
 		giveBack() // the right password is no guess

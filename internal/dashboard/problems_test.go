@@ -70,6 +70,10 @@ func TestFormErrorsInFrench(t *testing.T) {
 			`aria-describedby="new-help new-error" aria-invalid="true"`, `<p class="field-error" id="new-error">Le mot de passe doit compter de 12 à 72 caractères`)
 		shows("a wrong current password", br.postForm("/account/password", url.Values{"current": {"not my password"}, "new": {"a brand new password"}}),
 			`aria-invalid="true" aria-describedby="current-error"`, `<p class="field-error" id="current-error">Le mot de passe actuel est incorrect.</p>`)
+		// Both wrong: both are told, and the count above says two.
+		shows("a wrong current and a short new password", br.postForm("/account/password", url.Values{"current": {"not my password"}, "new": {"short"}}),
+			`id="current-error">Le mot de passe actuel est incorrect.</p>`, `id="new-error">Le mot de passe doit compter de 12 à 72 caractères`,
+			"Veuillez corriger les 2 champs ci-dessous.")
 
 		// A refusal of a change in the team's table is one message above it.
 		shows("the last owner", br.postForm("/team/"+b.owner.ID+"/role", url.Values{"role": {string(team.Viewer)}}),
