@@ -108,7 +108,7 @@ func (c *cli) merchantAutoRefund(ctx context.Context, args []string) error {
 		if on {
 			action = team.ActionAutoRefundOn
 		}
-		c.audit(ctx, a, merchant, action, "a SUCCESS reported after TIMEOUT")
+		c.audit(ctx, a, merchant, action, team.AutoRefundTarget)
 	}
 	if asJSON {
 		return c.printJSON(map[string]any{"merchant_id": merchant, "auto_refund_late_success": on})

@@ -1,6 +1,7 @@
 package dashboard
 
 import (
+	"html/template"
 	"net/http"
 	"net/url"
 	"time"
@@ -18,6 +19,24 @@ type auditPage struct {
 	// Older is the address of the next page ("" on the last), its query
 	// encoded here: the template escapes a string in a query as one value.
 	Older string
+}
+
+// sentenceTargets are the actions whose target is written in English
+// words (a refund's sentence, a re-send's count), not only names, ids and
+// addresses: a French page translates the service's own phrase or marks
+// the sentence as English for screen readers.
+var sentenceTargets = map[string]bool{
+	team.ActionRefundRequested: true, team.ActionRefundAnswered: true,
+	team.ActionAutoRefundOn: true, team.ActionAutoRefundOff: true,
+	team.ActionResentSince: true, team.ActionCaseResolved: true,
+}
+
+// Target is an entry's target as the page shows it.
+func (p *auditPage) Target(e team.AuditEntry) template.HTML {
+	if sentenceTargets[e.Action] {
+		return p.Said(e.Target)
+	}
+	return template.HTML(template.HTMLEscapeString(e.Target))
 }
 
 // handleAudit lists the log newest first, a page at a time: ?before=TIME

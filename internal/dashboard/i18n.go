@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/momopay/momopay/internal/payment"
+	"github.com/momopay/momopay/internal/team"
 )
 
 // Languages the dashboard speaks; English is the default.
@@ -78,6 +79,7 @@ var said = map[string]string{
 	payment.AutoRefundRequester:   "said.autorefund",
 	payment.AutoRefundActor.Name:  "said.autorefund.actor",
 	"command line":                "said.cli",
+	team.AutoRefundTarget:         "said.autorefund.target",
 }
 
 // cliActor starts the audit log's who column of a change made from the
@@ -185,6 +187,7 @@ var messages = map[string]map[string]string{
 		"said.autorefund":                        "auto-refund: late SUCCESS after TIMEOUT",
 		"said.autorefund.actor":                  "momopay: auto-refund",
 		"said.cli":                               "command line",
+		"said.autorefund.target":                 "a SUCCESS reported after TIMEOUT",
 		"said.cli.who":                           "command line: %s",
 		"login.signedout":                        "You are signed out.",
 		"login.expired":                          "Your session has ended. Sign in again.",
@@ -352,6 +355,7 @@ var messages = map[string]map[string]string{
 		"said.autorefund":                        "remboursement automatique : SUCCESS tardif après TIMEOUT",
 		"said.autorefund.actor":                  "momopay : remboursement automatique",
 		"said.cli":                               "ligne de commande",
+		"said.autorefund.target":                 "un SUCCESS signalé après TIMEOUT",
 		"said.cli.who":                           "ligne de commande : %s",
 		"login.signedout":                        "Déconnexion effectuée.",
 		"login.expired":                          "Votre session a pris fin. Connectez-vous à nouveau.",

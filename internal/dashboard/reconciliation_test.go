@@ -141,9 +141,10 @@ func TestRefundsShown(t *testing.T) {
 	}
 	// In French, the service's own English phrases are translated: the
 	// timeline's expiry, the auto-refund's requester, the audit log's
-	// auto-refund and command-line actors.
+	// auto-refund and command-line actors and the auto-refund setting;
+	// its refund sentences are marked as English, and names are not.
 	if err := app.AuditLog.Append(ctx, team.AuditEntry{MerchantID: b.s.MerchantID, Email: "command line: amina@ops-1",
-		Address: "command line", Action: team.ActionAutoRefundOn, Target: "a SUCCESS reported after TIMEOUT", At: clock.Now()}); err != nil {
+		Address: "command line", Action: team.ActionAutoRefundOn, Target: team.AutoRefundTarget, At: clock.Now()}); err != nil {
 		t.Fatal(err)
 	}
 	fr := b.login(b.owner.Email)
@@ -151,7 +152,8 @@ func TestRefundsShown(t *testing.T) {
 	for path, want := range map[string][]string{
 		"/transactions/" + tx.ID: {"pas de réponse avant l&#39;expiration (expires_at)", "demandé par remboursement automatique\u00a0: SUCCESS tardif après TIMEOUT"},
 		"/reconciliation":        {"(remboursement automatique\u00a0: SUCCESS tardif après TIMEOUT)"},
-		"/audit":                 {">momopay\u00a0: remboursement automatique<", ">ligne de commande\u00a0: amina@ops-1<", ">ligne de commande<"},
+		"/audit": {">momopay\u00a0: remboursement automatique<", ">ligne de commande\u00a0: amina@ops-1<", ">ligne de commande<",
+			">un SUCCESS signalé après TIMEOUT<", `<span lang="en">transaction ` + tx.ID + `: refund `, ">" + b.owner.Email + "<"},
 	} {
 		page := fr.get(path).body
 		for _, w := range want {
@@ -159,8 +161,7 @@ func TestRefundsShown(t *testing.T) {
 				t.Errorf("%s in French lacks %q", path, w)
 			}
 		}
-		// (The audit log's targets are stored text and stay as written.)
-		for _, english := range []string{"no answer before expires_at", "(auto-refund: late SUCCESS", "momopay: auto-refund", ">command line"} {
+		for _, english := range []string{"no answer before expires_at", "(auto-refund: late SUCCESS", "momopay: auto-refund", ">command line", "a SUCCESS reported"} {
 			if strings.Contains(page, english) {
 				t.Errorf("%s in French shows %q", path, english)
 			}

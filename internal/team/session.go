@@ -69,6 +69,10 @@ var Actions = []string{ActionSignIn, ActionSignInFailed, ActionSignOut, ActionKe
 	ActionDeliveryResent, ActionResentSince, ActionCaseResolved,
 	ActionRefundRequested, ActionRefundAnswered, ActionAutoRefundOn, ActionAutoRefundOff}
 
+// AutoRefundTarget is the target of an auto-refund setting's audit entry:
+// what the setting refunds.
+const AutoRefundTarget = "a SUCCESS reported after TIMEOUT"
+
 // KeyTarget names an API key in an audit entry: its visible prefix and its
 // id, never the key.
 func KeyTarget(prefix, id string) string { return prefix + "… (" + id + ")" }
