@@ -29,11 +29,17 @@ func (c *cli) audit(ctx context.Context, a *App, merchantID, action, target stri
 }
 
 // operatorName names who ran this command in the audit log's "who"
-// column: $USER and the host ("command line: amina@ops-1").
+// column: "command line: " and operatorWho.
 func (c *cli) operatorName() string {
+	return "command line: " + c.operatorWho()
+}
+
+// operatorWho is $USER and the host that ran this command
+// ("amina@ops-1").
+func (c *cli) operatorWho() string {
 	who := or(c.getenv("USER"), "unknown user")
 	if host, err := os.Hostname(); err == nil && host != "" {
 		who += "@" + host
 	}
-	return "command line: " + who
+	return who
 }

@@ -18,12 +18,12 @@ const maxRequester = 200
 // operator (momopay refund TRANSACTION_ID), recording who asked.
 func (c *cli) refund(ctx context.Context, args []string) error {
 	fs, db, asJSON := c.flags("refund")
-	by := fs.String("by", "", "who asks for the refund, recorded with it (default: $USER)")
+	by := fs.String("by", "", "who asks for the refund, recorded with it (default: $USER@host, as the audit log names who ran the command)")
 	rest, err := c.parseN(fs, args)
 	if err != nil {
 		return err
 	}
-	requester := or(*by, or(c.getenv("USER"), "cli"))
+	requester := or(*by, c.operatorWho())
 	if !payment.IsText(requester) || utf8.RuneCountInString(requester) > maxRequester {
 		// It is kept with the refund and shown in the audit log.
 		return fmt.Errorf("refund: --by must be text of at most %d characters without control characters", maxRequester)
