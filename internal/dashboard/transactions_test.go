@@ -327,7 +327,7 @@ func TestTransactionDetailAndPhone(t *testing.T) {
 		id := tx["id"].(string)
 
 		pending := dev.get("/transactions/" + id)
-		for _, want := range []string{"<title>Transaction order-1 · momopay</title>", "1 500 FCFA", tx["internal_ref"].(string), payer[1:], "2 x café", `data-refresh-seconds="5"`,
+		for _, want := range []string{"<title>Transaction order-1 · momopay</title>", "1 500 FCFA", tx["internal_ref"].(string), payer[1:], "<bdi>2 x café</bdi>", `data-refresh-seconds="5"`,
 			"Created", "Payment request accepted by the operator", "No webhook was sent for this transaction."} {
 			if !strings.Contains(pending.body, want) {
 				t.Errorf("the pending page lacks %q", want)
@@ -337,6 +337,11 @@ func TestTransactionDetailAndPhone(t *testing.T) {
 		phone := dev.get("/phone?number=" + url.QueryEscape("66 00 00 01"))
 		if phone.status != http.StatusOK || !strings.Contains(phone.body, "1 500 FCFA") || !strings.Contains(phone.body, "/phone/"+id+"/answer") {
 			t.Fatalf("phone: %d", phone.status)
+		}
+		// The merchant's description is isolated (bdi): an Arabic or a
+		// right-to-left override one does not reorder the text around it.
+		if !strings.Contains(phone.body, " · <bdi>2 x café</bdi>") {
+			t.Error("phone: the description is not isolated")
 		}
 		if r := dev.postForm("/phone/"+id+"/answer", url.Values{"number": {payer}, "answer": {"confirm"}, "pin": {"12"}}); r.status != http.StatusUnprocessableEntity ||
 			!strings.Contains(r.body, `aria-invalid="true" aria-describedby="pin-`+id+`-error"`) || !strings.Contains(r.body, `<p class="field-error" id="pin-`+id+`-error">Enter four digits.</p>`) {
