@@ -41,7 +41,7 @@ func (c *cli) webhookCreate(ctx context.Context, args []string) error {
 	if asJSON {
 		return c.printJSON(map[string]string{"id": e.ID, "url": e.URL, "secret": e.Secret})
 	}
-	fmt.Fprintf(c.stdout, "webhook endpoint %s for %s\nsigning secret (keep it; verify X-Service-Signature with it):\n%s\n", e.ID, e.URL, e.Secret)
+	fmt.Fprintf(c.stdout, "webhook endpoint %s for %s\nsigning secret (keep it; verify webhook-signature with it, which also holds the previous secret's signature for 24 hours after a rotation):\n%s\n", e.ID, e.URL, e.Secret)
 	return nil
 }
 

@@ -190,6 +190,12 @@ func TestWebhookCLIEndpoints(t *testing.T) {
 			t.Errorf("momopay %s: %v (stdout %q), want an error about %q", strings.Join(tt.args, " "), err, out, tt.want)
 		}
 	}
+	// In words, the secret comes with which signature to check with it:
+	// webhook-signature, the one that survives a rotation.
+	if out, err := run(t, env, "", "webhook", "create", "--merchant", merchant, "--url", rc.URL+"?words"); err != nil ||
+		!strings.Contains(out, "verify webhook-signature with it") || !strings.Contains(out, "whsec_") {
+		t.Errorf("create in words: %v\n%s", err, out)
+	}
 	// MOMOPAY_MODE is honoured: live mode never registers an http URL. An
 	// administrative command needs no session secret, even in live mode.
 	live := map[string]string{"MOMOPAY_DATABASE_URL": env["MOMOPAY_DATABASE_URL"], "MOMOPAY_MODE": "live"}
