@@ -1,6 +1,7 @@
 package api
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -119,9 +120,15 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 }
 
 // encodeJSON is v as json.Encoder writes it: its JSON and a newline.
+// <, > and & are written as they are, not as \u003c…: the answers are
+// JSON served with nosniff, never HTML, and a message such as "send
+// Authorization: Bearer <API_KEY>" must read as written in curl.
 func encodeJSON(v any) ([]byte, error) {
-	b, err := json.Marshal(v)
-	return append(b, '\n'), err
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	err := enc.Encode(v)
+	return b.Bytes(), err
 }
 
 // writeJSONBytes writes an answer encoded already (encodeJSON).

@@ -2,7 +2,6 @@ package api
 
 import (
 	"bytes"
-	"encoding/json"
 	"net"
 	"net/http"
 	"strconv"
@@ -98,15 +97,14 @@ func envelopeOf(p []byte) []byte {
 	case reason == "":
 		e.Message = http.StatusText(status)
 	}
-	body, _ := json.Marshal(errorBody{Error: e})
+	body, _ := encodeJSON(errorBody{Error: e}) // with its newline, as writeJSON's
 	var b bytes.Buffer
 	b.WriteString(proto + strconv.Itoa(status) + " " + http.StatusText(status) + "\r\n")
 	b.WriteString("Content-Type: application/json; charset=utf-8\r\nX-Content-Type-Options: nosniff\r\nCache-Control: no-store\r\n")
 	// A request id as on every other answer (none was logged: no handler
 	// ran), so that a client which records it always finds one.
 	b.WriteString("X-Request-Id: " + uuid.NewString() + "\r\n")
-	b.WriteString("Content-Length: " + strconv.Itoa(len(body)+1) + "\r\nConnection: close\r\n\r\n")
+	b.WriteString("Content-Length: " + strconv.Itoa(len(body)) + "\r\nConnection: close\r\n\r\n")
 	b.Write(body)
-	b.WriteByte('\n') // as writeJSON's encoder ends every body
 	return b.Bytes()
 }

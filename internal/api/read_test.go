@@ -54,6 +54,11 @@ func TestAuthentication(t *testing.T) {
 			})
 		}
 	}
+	// The message reads in curl as written: <, > and & are not escaped
+	// as \u003c… (the answer is JSON, never HTML).
+	if r := do(t, s, "GET", "/v1/transactions", "", nil); !strings.Contains(string(r.raw), `"missing API key: send Authorization: Bearer <API_KEY>"`) {
+		t.Errorf("missing key: %s", r.raw)
+	}
 	// Nothing was created by the refused POSTs.
 	list := do(t, s, "GET", "/v1/transactions", s.APIKey, nil)
 	if total := list.body["pagination"].(map[string]any)["total"]; total != 1.0 {
