@@ -86,7 +86,7 @@ func TestCreateAmountMaximum(t *testing.T) {
 func TestCreateAmountType(t *testing.T) {
 	s := testserver.Start(t, testserver.Options{})
 	for amount, says := range map[string]string{`"100"`: "not a string", `true`: "not a string", `[100]`: "not a string",
-		`{}`: "not a string", `100.5`: "without decimals", `1e2`: "without decimals"} {
+		`{}`: "not a string", `100.5`: "without decimals", `1e2`: "without decimals or exponent"} {
 		b := strings.Replace(mustJSON(t, newPayment(map[string]any{"amount": 1})), `"amount":1`, `"amount":`+amount, 1)
 		r := do(t, s, "POST", "/v1/transactions", s.APIKey, b)
 		if msg, _ := r.fields()["amount"].(string); r.status != http.StatusBadRequest || !strings.Contains(msg, says) {

@@ -1,6 +1,7 @@
 package api
 
 import (
+	"errors"
 	"net/url"
 	"strconv"
 	"strings"
@@ -12,10 +13,12 @@ import (
 // Messages for list parameters, worded as payment.ListFilter.Validate words
 // them, so a merchant reads one rule however it was broken.
 const (
-	pageProblem    = "must be an integer of at least 1"
-	perPageProblem = "must be an integer from 1 to 100"
-	boundProblem   = "must be an ISO 8601 date-time (2026-11-01T09:30:00Z, 2026-11-01T10:30%2B01:00) or a date (2026-11-01)"
-	rangeProblem   = "must be between 1970-01-01 and 9999-12-31"
+	pageProblem = "must be an integer of at least 1"
+	// pageRangeProblem names the upper bound too, for a number beyond it.
+	pageRangeProblem = "must be an integer from 1 to 9223372036854775807"
+	perPageProblem   = "must be an integer from 1 to 100"
+	boundProblem     = "must be an ISO 8601 date-time (2026-11-01T09:30:00Z, 2026-11-01T10:30%2B01:00) or a date (2026-11-01)"
+	rangeProblem     = "must be between 1970-01-01 and 9999-12-31"
 )
 
 // parseListFilter reads the list query (contract §4.3). Anything it cannot
@@ -45,7 +48,9 @@ func parseListFilter(rawQuery string) (payment.ListFilter, error) {
 		problem := ""
 		switch name {
 		case "page":
-			if f.Page, err = strconv.Atoi(v); err != nil {
+			if f.Page, err = strconv.Atoi(v); errors.Is(err, strconv.ErrRange) {
+				problem = pageRangeProblem // a number, but past any page there can be
+			} else if err != nil {
 				problem = pageProblem
 			}
 		case "per_page":

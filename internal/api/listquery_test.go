@@ -62,6 +62,9 @@ func TestListQueryStrings(t *testing.T) {
 			{"?status=PENDING&", "", "1/20/3/1 3"},
 		} {
 			r := do(t, s, "GET", "/v1/transactions"+c.query, s.APIKey, nil)
+			if c.query == "?page=9223372036854775808" && r.fields()["page"] != "must be an integer from 1 to 9223372036854775807" {
+				t.Errorf("a page past the largest: %s, want the bound named", r.raw)
+			}
 			if c.field != "" {
 				if r.status != 400 || r.errorField("code") != "VALIDATION_ERROR" || r.fields()[c.field] == nil {
 					t.Errorf("%s: %d %s, want 400 naming %s", c.query, r.status, r.raw, c.field)

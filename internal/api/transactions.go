@@ -230,7 +230,7 @@ func decodeCreateRequest(w http.ResponseWriter, r *http.Request) (payment.Create
 	case len(v) > 0 && (v[0] == '"' || v[0] == '[' || v[0] == '{' || v[0] == 't' || v[0] == 'f'):
 		problems["amount"] = "must be a number (a whole number of XAF), not a string, boolean, array or object"
 	case !integerPattern.Match(v):
-		problems["amount"] = "must be a whole number of XAF, without decimals"
+		problems["amount"] = "must be a whole number of XAF, without decimals or exponent (1500, not 1500.0 or 1.5e3)"
 	default:
 		// A well-formed integer beyond int64 is a value problem (422), not a
 		// form one: ParseInt saturates to the nearest int64, which Validate
