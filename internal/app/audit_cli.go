@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/user"
 	"time"
 
 	"github.com/momopay/momopay/internal/team"
@@ -34,10 +35,17 @@ func (c *cli) operatorName() string {
 	return "command line: " + c.operatorWho()
 }
 
-// operatorWho is $USER and the host that ran this command
-// ("amina@ops-1").
+// operatorWho is the user and the host that ran this command
+// ("amina@ops-1"): $USER, else $LOGNAME, else the system's account of
+// the process (cron, systemd and docker exec often set neither).
 func (c *cli) operatorWho() string {
-	who := or(c.getenv("USER"), "unknown user")
+	who := or(c.getenv("USER"), c.getenv("LOGNAME"))
+	if who == "" {
+		if u, err := user.Current(); err == nil {
+			who = u.Username
+		}
+	}
+	who = or(who, "unknown user")
 	if host, err := os.Hostname(); err == nil && host != "" {
 		who += "@" + host
 	}

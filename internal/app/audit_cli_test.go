@@ -2,6 +2,7 @@ package app_test
 
 import (
 	"os"
+	"os/user"
 	"slices"
 	"strings"
 	"testing"
@@ -97,4 +98,26 @@ func TestCommandLineChangesAreAudited(t *testing.T) {
 			t.Errorf("the other merchant's log has entries: %+v", others)
 		}
 	})
+}
+
+// TestCommandLineUserWithoutUSER: under cron, systemd or docker exec
+// $USER is often unset; the audit log then names $LOGNAME, else the
+// process's own account, never "unknown user".
+func TestCommandLineUserWithoutUSER(t *testing.T) {
+	db := migrated(t, "sqlite")
+	host, _ := os.Hostname()
+	me, err := user.Current()
+	if err != nil {
+		t.Skipf("this system cannot name the process's user: %v", err)
+	}
+	env := map[string]string{"MOMOPAY_DATABASE_URL": db}
+	merchant := cliJSON(t, env, "correct horse battery\n", "merchant", "create", "--name", "Shop", "--email", "owner@shop.td", "--password-stdin")["id"].(string)
+	for _, c := range []struct{ logname, want string }{{"amina", "amina"}, {"", me.Username}} {
+		env["LOGNAME"] = c.logname
+		cliJSON(t, env, "", "apikey", "create", "--merchant", merchant)
+		got := auditEntries(t, db, merchant)
+		if e := got[len(got)-1]; e.Email != "command line: "+c.want+"@"+host {
+			t.Errorf("LOGNAME %q: the entry names %q, want %q", c.logname, e.Email, "command line: "+c.want+"@"+host)
+		}
+	}
 }
