@@ -1,6 +1,7 @@
 package app
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -10,9 +11,11 @@ import (
 	"log/slog"
 	"net"
 	"net/netip"
+	"regexp"
 	"strconv"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/momopay/momopay/internal/payment"
 )
@@ -268,7 +271,14 @@ func (c *cli) serverListeners() []netip.AddrPort {
 // quietLogger logs only warnings and errors, on stderr: an administrative
 // command's own output is its result.
 func (c *cli) quietLogger() *slog.Logger {
-	return slog.New(slog.NewTextHandler(c.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	// The format follows serve's rule (MOMOPAY_LOG_FORMAT, else JSON
+	// unless stderr is a terminal), so that a script's or a unit's log
+	// collector reads both alike; a bad format is serve's to refuse.
+	log, err := NewLogger(c.stderr, c.getenv("MOMOPAY_LOG_FORMAT"), "warn")
+	if err != nil {
+		log, _ = NewLogger(c.stderr, "", "warn")
+	}
+	return log
 }
 
 func or(v, def string) string {
@@ -278,11 +288,36 @@ func or(v, def string) string {
 	return def
 }
 
+// printJSON prints v as indented JSON, with every time field ("at",
+// "…_at") in the API's fixed-width form (six fractional digits, UTC):
+// encoding/json writes a time.Time with its trailing zeros cut. <, > and
+// & are written as they are, as the API writes them.
 func (c *cli) printJSON(v any) error {
-	enc := json.NewEncoder(c.stdout)
-	enc.SetIndent("", "  ")
-	return enc.Encode(v)
+	var raw bytes.Buffer
+	enc := json.NewEncoder(&raw)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return err
+	}
+	b := timeField.ReplaceAllFunc(raw.Bytes(), func(m []byte) []byte {
+		sub := timeField.FindSubmatch(m)
+		t, err := time.Parse(time.RFC3339Nano, string(sub[2]))
+		if err != nil {
+			return m
+		}
+		return []byte(`"` + string(sub[1]) + `":"` + payment.FormatTime(t) + `"`)
+	})
+	var out bytes.Buffer
+	if err := json.Indent(&out, b, "", "  "); err != nil {
+		return err
+	}
+	_, err := c.stdout.Write(out.Bytes())
+	return err
 }
+
+// timeField is a time field as json.Marshal writes a time.Time. A string
+// value cannot hold a match: its quotes are escaped (\").
+var timeField = regexp.MustCompile(`"(at|[a-z_]+_at)":"([0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(?:\.[0-9]+)?(?:Z|[+-][0-9]{2}:[0-9]{2}))"`)
 
 // listOfMerchant runs a merchant's "list" command: the records load
 // returns, as JSON under key or as a table of header and a row each.

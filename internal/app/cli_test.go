@@ -220,6 +220,24 @@ func TestSandboxAnswerToSettledPayment(t *testing.T) {
 	if r := cliJSON(t, env, "", "sandbox", "refuse", id); r["changed"] != false || r["reconciliation_case"] != true || r["status"] != "SUCCESS" {
 		t.Errorf("late refusal --json: %v", r)
 	}
+	// Its times are written as the API writes them, six fractional
+	// digits each (TestPrintJSONTimes has the times that lose digits).
+	for _, c := range cliJSON(t, env, "", "reconcile", "list")["cases"].([]any) {
+		for k, v := range c.(map[string]any) {
+			if s, ok := v.(string); ok && strings.HasSuffix(k, "_at") && !fixedTime.MatchString(s) {
+				t.Errorf("reconcile list --json: %s %q is not in the API's time format", k, s)
+			}
+		}
+	}
+	// Its warning is logged as serve logs: JSON on a stderr that is no
+	// terminal, text when MOMOPAY_LOG_FORMAT says so.
+	for format, want := range map[string]string{"": `{"time":`, "text": "time="} {
+		env["MOMOPAY_LOG_FORMAT"] = format
+		if _, stderr, _ := cliRun(t, env, "", "sandbox", "refuse", id); !strings.HasPrefix(stderr, want) || !strings.Contains(stderr, "WARN") {
+			t.Errorf("MOMOPAY_LOG_FORMAT=%q: the late answer's warning reads %q, want it to start %q", format, stderr, want)
+		}
+	}
+	delete(env, "MOMOPAY_LOG_FORMAT")
 	if _, _, err := cliRun(t, env, "", "sandbox", "confirm", "5b0e8b8e-0000-4000-8000-000000000000"); err == nil || !strings.Contains(err.Error(), "no transaction") {
 		t.Errorf("unknown transaction: %v", err)
 	}
@@ -408,3 +426,7 @@ func TestServeNamesBadVariablesWithOtherProblems(t *testing.T) {
 		t.Errorf("a refused serve created the database: %v", err)
 	}
 }
+
+// fixedTime is the API's one time format: RFC 3339 UTC with six
+// fractional digits.
+var fixedTime = regexp.MustCompile(`^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{6}Z$`)
