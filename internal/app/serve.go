@@ -170,6 +170,7 @@ func (c *cli) seedDemo(ctx context.Context, a *App, baseURL string) error {
 	}
 	fmt.Fprintf(c.stdout, `
 First start: created a demo merchant. This is shown once; keep it.
+  dashboard:   %s/ (sign in with the login and password below)
   merchant id: %s
   login:       %s
   password:    %s
@@ -181,7 +182,7 @@ Try it:
     -H 'Content-Type: application/json' \
     -d '{"reference":"order-1","amount":1500,"currency":"XAF","operator":"AIRTEL","phone_number":"+23560000001","description":"Demo order"}'
 
-`, m.ID, m.Email, password, key, baseURL, key)
+`, baseURL, m.ID, m.Email, password, key, baseURL, key)
 	return nil
 }
 

@@ -36,7 +36,8 @@ func TestDemoMerchantOnlyInSandbox(t *testing.T) {
 	if err := c.seedDemo(t.Context(), a, "http://127.0.0.1:8080"); err != nil {
 		t.Fatal(err)
 	}
-	if n, _ := a.Merchants.Count(t.Context()); n != 1 || !strings.Contains(out.String(), "API key:     service_live_") {
+	if n, _ := a.Merchants.Count(t.Context()); n != 1 || !strings.Contains(out.String(), "API key:     service_live_") ||
+		!strings.Contains(out.String(), "dashboard:   http://127.0.0.1:8080/ ") {
 		t.Fatalf("sandbox mode: %d merchants, printed %q", n, out.String())
 	}
 }
