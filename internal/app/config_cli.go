@@ -11,6 +11,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -21,7 +22,7 @@ import (
 )
 
 // settings are serve's flags once parsed: each value, and where it came
-// from (fromDefault, fromEnv or fromFlag).
+// from (fromDefault, fromEnv, fromBadEnv or fromFlag).
 type settings struct {
 	fs   *flag.FlagSet
 	from map[string]string
@@ -112,7 +113,7 @@ func checkSettings(ctx context.Context, fs *flag.FlagSet) error {
 	if len(problems) == 0 {
 		return nil
 	}
-	return errors.New("serve: " + strings.Join(problems, "\nserve: "))
+	return errors.New("serve: " + strings.Join(oneLineEach(problems), "\nserve: "))
 }
 
 func checkTrustedProxies(_ context.Context, s settings) []string {
@@ -300,6 +301,18 @@ func sqliteFolderProblems(dir string) []string {
 	return nil
 }
 
+// oneLineEach folds each message onto one line: a driver's error may hold
+// newlines and tabs (pgx lists each address it tried), and config check
+// promises a line per problem, on stdout and in its error for logs.
+func oneLineEach(msgs []string) []string {
+	for i, m := range msgs {
+		msgs[i] = lineBreak.ReplaceAllString(m, " ")
+	}
+	return msgs
+}
+
+var lineBreak = regexp.MustCompile(`[ \t]*[\r\n]+[ \t]*`)
+
 // configCheck is "momopay config check": it reads serve's flags the way
 // serve does (the same flag set, so flags added to serve appear here),
 // prints each setting with its source, runs every check and exits non-zero
@@ -343,6 +356,7 @@ func (c *cli) configCheck(ctx context.Context, args []string) error {
 			problems = append(problems, check.run(ctx, s)...)
 		}
 	}
+	problems, notes = oneLineEach(problems), oneLineEach(notes)
 	rows := settingRows(s)
 	if asJSON {
 		if err := c.printJSON(map[string]any{"settings": rows, "problems": problems, "notes": notes, "ok": len(problems) == 0}); err != nil {

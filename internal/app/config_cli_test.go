@@ -118,6 +118,13 @@ func TestConfigCheckNamesEveryProblem(t *testing.T) {
 	if err == nil || r.OK || !strings.Contains(err.Error(), "8 problems") {
 		t.Errorf("config check with 8 problems: err %v, ok %v, %d problems", err, r.OK, len(r.Problems))
 	}
+	// The variable that did not parse is shown as such beside the
+	// default that holds.
+	for _, s := range r.Settings {
+		if s.Flag == "shutdown-grace" && (s.Source != "default (env invalid)" || s.Value != "25s") {
+			t.Errorf("--shutdown-grace with a bad variable: %s %q, want default (env invalid) \"25s\"", s.Source, s.Value)
+		}
+	}
 	// On stderr (main prints the error), a line for each, for logs.
 	if err != nil {
 		lines := strings.Split(err.Error(), "\n")
@@ -128,6 +135,18 @@ func TestConfigCheckNamesEveryProblem(t *testing.T) {
 			if i+1 < len(lines) && lines[i+1] != "config check: "+p {
 				t.Errorf("line %d of the error: %q, want the problem %q", i+1, lines[i+1], p)
 			}
+		}
+	}
+
+	// A driver's error over several lines (pgx lists each address it
+	// tried) is still one line a problem.
+	r, _, err = configCheck(t, nil, "--db", "postgres://nobody@127.0.0.1:1,127.0.0.1:2/none?connect_timeout=2")
+	if err == nil || len(r.Problems) == 0 || strings.Count(err.Error(), "\n") != len(r.Problems) {
+		t.Errorf("an unreachable PostgreSQL: %v (problems %q)", err, r.Problems)
+	}
+	for _, p := range r.Problems {
+		if strings.ContainsAny(p, "\n\t") {
+			t.Errorf("a problem over several lines: %q", p)
 		}
 	}
 

@@ -46,6 +46,9 @@ const (
 	fromDefault = "default"
 	fromEnv     = "env"
 	fromFlag    = "flag"
+	// fromBadEnv: the variable is set but does not parse, so the default
+	// holds (and config check names the problem).
+	fromBadEnv = "default (env invalid)"
 )
 
 // newFlags starts the flag set of a command. It prints nothing itself:
@@ -134,6 +137,7 @@ func (c *cli) parse(fs *flag.FlagSet, args []string) ([]string, error) {
 				// fs.Set: the flag stays unset for fs.Visit, as it is
 				// for the checks that ask whether it was given.
 				f.Value.Set(f.DefValue)
+				from[f.Name] = fromBadEnv
 				return
 			}
 			from[f.Name] = fromEnv
