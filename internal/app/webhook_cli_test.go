@@ -268,7 +268,7 @@ func TestWebhookCLIDeliveriesAndResend(t *testing.T) {
 		t.Fatalf("first attempt %v, want the manual one", a1)
 	}
 	if a6 := attempts[5].(map[string]any); a6["number"] != float64(6) || a6["status_code"] != float64(502) || a6["manual"] != false ||
-		a6["attempted_at"] != "2026-05-01T10:36:00Z" {
+		a6["attempted_at"] != "2026-05-01T10:36:00.000000Z" {
 		t.Fatalf("fifth automatic attempt %v, want 502 at 2 h 36 min", a6)
 	}
 	if out, err := run(t, env, "", "webhook", "deliveries", "--merchant", merchant); err != nil || !strings.Contains(out, "undelivered") || !strings.Contains(out, "HTTP 502") {
