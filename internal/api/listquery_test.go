@@ -62,9 +62,6 @@ func TestListQueryStrings(t *testing.T) {
 			{"?status=PENDING&", "", "1/20/3/1 3"},
 		} {
 			r := do(t, s, "GET", "/v1/transactions"+c.query, s.APIKey, nil)
-			if c.query == "?page=9223372036854775808" && r.fields()["page"] != "must be an integer from 1 to 9223372036854775807" {
-				t.Errorf("a page past the largest: %s, want the bound named", r.raw)
-			}
 			if c.field != "" {
 				if r.status != 400 || r.errorField("code") != "VALIDATION_ERROR" || r.fields()[c.field] == nil {
 					t.Errorf("%s: %d %s, want 400 naming %s", c.query, r.status, r.raw, c.field)
@@ -99,6 +96,11 @@ func TestListQueryStrings(t *testing.T) {
 		r := do(t, s, "GET", "/v1/transactions?from=2026-11-26T00:00:00+01:00", s.APIKey, nil)
 		if msg, _ := r.fields()["from"].(string); !strings.Contains(msg, "%2B") {
 			t.Errorf("a + read as a space: %q", msg)
+		}
+		// A page number past the largest is told the bound.
+		r = do(t, s, "GET", "/v1/transactions?page=9223372036854775808", s.APIKey, nil)
+		if r.fields()["page"] != "must be an integer from 1 to 9223372036854775807" {
+			t.Errorf("a page past the largest: %s, want the bound named", r.raw)
 		}
 	})
 }

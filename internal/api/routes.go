@@ -180,13 +180,20 @@ func methodNotAllowed(allow string) http.Handler {
 	})
 }
 
+// WantsPage reports whether r comes from a browser asking for a page
+// (Accept names text/html): an unknown path answers it with the
+// dashboard's 404 page rather than the error envelope.
+func WantsPage(r *http.Request) bool {
+	return strings.Contains(r.Header.Get("Accept"), "text/html")
+}
+
 // notFound answers a path no route has: the API's 404 in its envelope,
 // or for a browser asking for a page outside /v1 and /callbacks, the
 // dashboard's 404 page (page404).
 func (s *Server) notFound() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		apiPath := strings.HasPrefix(r.URL.Path, "/v1/") || strings.HasPrefix(r.URL.Path, "/callbacks/")
-		if s.page404 != nil && !apiPath && strings.Contains(r.Header.Get("Accept"), "text/html") {
+		if s.page404 != nil && !apiPath && WantsPage(r) {
 			s.page404.ServeHTTP(w, r)
 			return
 		}

@@ -9,6 +9,8 @@ import (
 	"net/http"
 	"path"
 	"strings"
+
+	"github.com/momopay/momopay/internal/api"
 )
 
 //go:embed static
@@ -61,7 +63,7 @@ func (a *assets) handler(page404 http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		b, ok := a.byHashed[r.PathValue("file")]
 		if !ok {
-			if strings.Contains(r.Header.Get("Accept"), "text/html") {
+			if api.WantsPage(r) {
 				page404.ServeHTTP(w, r)
 				return
 			}
