@@ -317,7 +317,8 @@ func notSent(err error) bool {
 // timeout, 401 (after one fresh token), 429 or 5xx leave the push
 // ambiguous: the payment stays PENDING and the enquiries settle it. Only a
 // refusal certain to have happened before the push was taken is an
-// operator.UnavailableError.
+// operator.UnavailableError: not one whose other codes say the push is in
+// process, ambiguous or done (pushInDoubt).
 func (a *Adapter) RequestPayment(ctx context.Context, p operator.Payment) (string, error) {
 	start := time.Now()
 	var body pushRequest
@@ -338,6 +339,14 @@ func (a *Adapter) RequestPayment(ctx context.Context, p operator.Payment) (strin
 	}
 	st := ans.status
 	code := firstOf(st.ResultCode, st.ResponseCode)
+	var data struct {
+		Data struct {
+			Transaction struct {
+				Status string `json:"status"`
+			} `json:"transaction"`
+		} `json:"data"`
+	}
+	_ = json.Unmarshal(ans.body, &data) // unreadable: no status, and the codes decide
 	switch {
 	case unknownHTTP(ans.httpStatus):
 		err = fmt.Errorf("airtel push: HTTP %d, answer unknown", ans.httpStatus)
@@ -347,7 +356,7 @@ func (a *Adapter) RequestPayment(ctx context.Context, p operator.Payment) (strin
 	case !st.Success && pushDeclined(st.ResponseCode):
 		a.logCall(p.TransactionID, "push", start, ans.httpStatus, st.ResponseCode, nil)
 		return "", &operator.DeclinedError{Outcome: outcomeOf(statusFailed, st.ResponseCode, st.Message, "")}
-	case !st.Success && pushRefused(st.ResultCode):
+	case !st.Success && pushRefused(st.ResultCode) && !pushInDoubt(st.ResponseCode, data.Data.Transaction.Status):
 		a.logCall(p.TransactionID, "push", start, ans.httpStatus, code, nil)
 		return "", &operator.UnavailableError{RetryAfter: a.cfg.RetryAfter, Cause: &RefusalError{Code: code, Message: st.Message}}
 	default:

@@ -200,6 +200,14 @@ func TestPushAnswers(t *testing.T) {
 		{"400 bad MSISDN", 400, `{"status":{"code":"400","message":"Invalid MSISDN","result_code":"ESB000033","success":false}}`, "refused"},
 		{"ESB000041 id already exists", 200, `{"status":{"code":"200","message":"exists","result_code":"ESB000041","success":false}}`, "taken"},
 		{"in process", 200, `{"data":{"transaction":{"id":"x","status":"Success."}},"status":{"code":"200","result_code":"ESB000010","response_code":"DP00800001006","success":true}}`, "taken"},
+		// A refusal's result code beside a code or status saying the push
+		// may have been taken is not a certain refusal: a 503 would free
+		// the reference, and the retry would push a second time.
+		{"ESB000011 with the ambiguous code", 200, `{"status":{"code":"200","message":"Request timed out, please check transaction status","result_code":"ESB000011","response_code":"DP00800001000","success":false}}`, "unknown"},
+		{"ESB000011 with the in-process code and TIP", 200, `{"data":{"transaction":{"id":"x","status":"TIP"}},"status":{"code":"200","result_code":"ESB000011","response_code":"DP00800001006","success":false}}`, "unknown"},
+		{"ESB000011 with the success code", 200, `{"status":{"code":"200","result_code":"ESB000011","response_code":"DP00800001001","success":false}}`, "unknown"},
+		{"ESB000033 with the ambiguous code", 400, `{"status":{"code":"400","result_code":"ESB000033","response_code":"DP00800001000","success":false}}`, "unknown"},
+		{"ESB000011 with TA", 200, `{"data":{"transaction":{"status":"TA"}},"status":{"result_code":"ESB000011","success":false}}`, "unknown"},
 		{"200 with an unknown code", 200, `{"status":{"code":"200","message":"??","result_code":"ESB999999","success":false}}`, "unknown"},
 		{"200 unreadable", 200, `<html>gateway</html>`, "unknown"},
 		{"401 twice", 401, `{"error":"invalid_token"}`, "unknown"},

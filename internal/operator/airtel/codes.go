@@ -64,6 +64,24 @@ func pushRefused(resultCode string) bool {
 	return false
 }
 
+// pushInDoubt reports whether a push answer's response code or
+// transaction status says the push may have been taken: in process
+// (DP00800001006, TIP), ambiguous (DP00800001000, TA) or done
+// (DP00800001001, TS). Such an answer is never a certain refusal, whatever
+// its result code or success flag: answering 503 would free the reference,
+// and the merchant's retry would push, and charge the payer, a second time.
+func pushInDoubt(responseCode, txStatus string) bool {
+	switch responseCode {
+	case codeInProcess, codeAmbiguous, codeCollectSuccess:
+		return true
+	}
+	switch strings.ToUpper(txStatus) {
+	case statusInProgress, statusAmbiguous, statusSuccess:
+		return true
+	}
+	return false
+}
+
 // pushDeclined reports whether a push answer with status.success=false
 // carries a payer's failure (DP008000010xx: balance, PIN, limits, refusal),
 // whatever its result code: the payment was asked for and failed, which
