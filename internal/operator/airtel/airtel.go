@@ -101,6 +101,7 @@ type answer struct {
 
 // call sends one authenticated request. A 401 refreshes the token once and
 // sends again: Airtel's tokens are short-lived and may be revoked early.
+// An answer that names a field twice is an error (saysTwoThings).
 // An error is a transport failure, with sent telling whether the request
 // may have reached Airtel.
 func (a *Adapter) call(ctx context.Context, method, path string, body any) (*answer, error) {
@@ -123,6 +124,9 @@ func (a *Adapter) call(ctx context.Context, method, path string, body any) (*ans
 		if ans.httpStatus == http.StatusUnauthorized && attempt == 0 {
 			a.forget(token)
 			continue
+		}
+		if err := saysTwoThings(ans.body); err != nil {
+			return nil, fmt.Errorf("unreadable answer (HTTP %d): %w", ans.httpStatus, err)
 		}
 		return ans, nil
 	}

@@ -208,6 +208,8 @@ func TestPushAnswers(t *testing.T) {
 		{"ESB000011 with the success code", 200, `{"status":{"code":"200","result_code":"ESB000011","response_code":"DP00800001001","success":false}}`, "unknown"},
 		{"ESB000033 with the ambiguous code", 400, `{"status":{"code":"400","result_code":"ESB000033","response_code":"DP00800001000","success":false}}`, "unknown"},
 		{"ESB000011 with TA", 200, `{"data":{"transaction":{"status":"TA"}},"status":{"result_code":"ESB000011","success":false}}`, "unknown"},
+		{"success false, then true", 200, `{"status":{"code":"200","result_code":"ESB000011","success":false,"success":true}}`, "unknown"},
+		{"result code given twice", 200, `{"status":{"code":"200","result_code":"ESB000010","result_code":"ESB000011","success":false}}`, "unknown"},
 		{"200 with an unknown code", 200, `{"status":{"code":"200","message":"??","result_code":"ESB999999","success":false}}`, "unknown"},
 		{"200 unreadable", 200, `<html>gateway</html>`, "unknown"},
 		{"401 twice", 401, `{"error":"invalid_token"}`, "unknown"},
@@ -523,6 +525,12 @@ func TestEnquiryAnswers(t *testing.T) {
 		{"TS without a status block", 200, `{"data":{"transaction":{"id":"SERVICE-FAKE0001","status":"TS"}}}`, operator.Succeeded, false},
 		{"TS without success, failed result code", 200, `{"data":{"transaction":{"id":"SERVICE-FAKE0001","status":"TS"}},"status":{"code":"500","result_code":"ESB000001"}}`, "", true},
 		{"TS, id in lower case", 200, strings.Replace(tx("TS"), "SERVICE-FAKE0001", "service-fake0001", 1), operator.Succeeded, false},
+		// An answer that says two things says neither (encoding/json
+		// would keep the last): ask again.
+		{"TS then TF in one transaction", 200, strings.Replace(tx("TS"), `"status":"TS"`, `"status":"TS","status":"TF"`, 1), "", true},
+		{"TF then TS in one transaction", 200, strings.Replace(tx("TF"), `"status":"TF"`, `"status":"TF","status":"TS"`, 1), "", true},
+		{"two transactions", 200, `{"data":{"transaction":{"id":"SERVICE-FAKE0001","status":"TF"},"transaction":{"id":"SERVICE-FAKE0001","status":"TS"}},"status":{"result_code":"ESB000010","success":true}}`, "", true},
+		{"nested 40 deep", 200, strings.Repeat(`{"a":`, 40) + `1` + strings.Repeat(`}`, 40), "", true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
@@ -552,6 +560,7 @@ func TestCallbacks(t *testing.T) {
 	if err != nil || cb.Unverified || cb.Outcome.State != operator.Failed {
 		t.Fatalf("signed in a header: %+v %v", cb, err)
 	}
+	twice := []byte(`{"transaction":{"id":"SERVICE-X0000001","message":"x","status_code":"TF","status_code":"TS","airtel_money_id":"X"}}`)
 	for name, c := range map[string]struct {
 		h    map[string][]string
 		body []byte
@@ -560,6 +569,8 @@ func TestCallbacks(t *testing.T) {
 		"altered":         {nil, bytes.Replace(signed, []byte(`"TS"`), []byte(`"TF"`), 1)},
 		"header mismatch": {map[string][]string{"Hash": {"AAAA"}}, plain},
 		"unreadable":      {nil, []byte(`not json`)},
+		// Signed, but saying two things (encoding/json keeps the last).
+		"a status twice": {map[string][]string{"Hash": {airtel.Hash(secret, twice)}}, twice},
 	} {
 		if _, err := b.ad.ReadCallback(c.h, c.body); !errors.Is(err, operator.ErrCallbackRejected) {
 			t.Errorf("%s: %v, want rejected", name, err)
@@ -579,6 +590,9 @@ func TestCallbacks(t *testing.T) {
 	noSecret := airtel.New(airtel.Config{BaseURL: b.srv.URL})
 	if cb, err := noSecret.ReadCallback(nil, signed); err != nil || !cb.Unverified {
 		t.Errorf("no secret configured: %+v %v, want an unverified hint", cb, err)
+	}
+	if cb, err := noSecret.ReadCallback(nil, twice); !errors.Is(err, operator.ErrCallbackRejected) {
+		t.Errorf("a status twice, no secret configured: %+v %v, want rejected", cb, err)
 	}
 }
 

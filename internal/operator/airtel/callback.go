@@ -55,7 +55,7 @@ func (a *Adapter) ReadCallback(header map[string][]string, body []byte) (operato
 		Hash        string          `json:"hash"`
 	}
 	var cb CallbackBody
-	if json.Unmarshal(body, &raw) != nil || json.Unmarshal(body, &cb) != nil || cb.Transaction.ID == "" {
+	if saysTwoThings(body) != nil || json.Unmarshal(body, &raw) != nil || json.Unmarshal(body, &cb) != nil || cb.Transaction.ID == "" {
 		return operator.Callback{}, fmt.Errorf("%w: unreadable body", operator.ErrCallbackRejected)
 	}
 	hash := raw.Hash

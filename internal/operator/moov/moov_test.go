@@ -259,6 +259,14 @@ func TestUnknownIsNeverFailed(t *testing.T) {
 			at := bytes.LastIndex(one, []byte("</soap:Body>"))
 			w.Write(append(append(one[:at:at], other[start:end]...), one[at:]...))
 		},
+		// One answer saying two things says neither (encoding/xml would
+		// keep the last status): pending then completed, and the reverse.
+		"status 100 then 0": func(w http.ResponseWriter, op string) {
+			w.Write(bytes.Replace(encodeAnswer(op, answer{Status: "100"}), []byte("</status>"), []byte("</status><status>0</status>"), 1))
+		},
+		"status 0 then 95": func(w http.ResponseWriter, op string) {
+			w.Write(bytes.Replace(encodeAnswer(op, answer{Status: "0"}), []byte("</status>"), []byte("</status><status>95</status>"), 1))
+		},
 		"nested deep": func(w http.ResponseWriter, op string) {
 			deep := strings.Repeat("<a>", 5000) + strings.Repeat("</a>", 5000)
 			w.Write(bytes.Replace(encodeAnswer(op, answer{Status: "0"}), []byte("</return>"), []byte(deep+"</return>"), 1))

@@ -166,6 +166,13 @@ func decodeAnswer(body []byte, op string) (answer, error) {
 		if len(ret.Answers) != 1 {
 			return answer{}, fmt.Errorf("%w: %d answers in %sResponse", errMalformed, len(ret.Answers), op)
 		}
+		if name := repeatedField(c.Inner); name != "" {
+			// encoding/xml keeps the last of two equal elements, so
+			// <status>100</status><status>0</status> would settle on
+			// whichever came last: an answer that says two things says
+			// neither.
+			return answer{}, fmt.Errorf("%w: <%s> given twice in one answer", errMalformed, name)
+		}
 		if _, ok := ret.Answers[0].code(); !ok {
 			return answer{}, fmt.Errorf("%w: status %q is not a number", errMalformed, ret.Answers[0].Status)
 		}
@@ -196,6 +203,32 @@ func shallow(body []byte, limit int) error {
 		case xml.StartElement:
 			if depth++; depth > limit {
 				return fmt.Errorf("elements nested deeper than %d", limit)
+			}
+		case xml.EndElement:
+			depth--
+		}
+	}
+}
+
+// repeatedField returns the name of a field that the answer in inner (the
+// content of <opResponse>: one element, whose children are the fields)
+// holds twice, or "". inner has been read whole before, so a token error
+// cannot happen here; it is read as no repetition.
+func repeatedField(inner []byte) string {
+	d := xml.NewDecoder(bytes.NewReader(inner))
+	seen, depth := map[string]bool{}, 0
+	for {
+		t, err := d.RawToken()
+		if err != nil {
+			return ""
+		}
+		switch e := t.(type) {
+		case xml.StartElement:
+			if depth++; depth == 2 {
+				if seen[e.Name.Local] {
+					return e.Name.Local
+				}
+				seen[e.Name.Local] = true
 			}
 		case xml.EndElement:
 			depth--
