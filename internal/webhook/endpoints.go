@@ -253,10 +253,13 @@ func (s *Service) Endpoints(ctx context.Context, merchantID string) ([]Endpoint,
 // ErrEndpointNotFound for an endpoint that is not the merchant's or was
 // deleted.
 func (s *Service) SetEndpointEnabled(ctx context.Context, merchantID, endpointID string, enabled bool) (bool, error) {
-	err := s.updateEndpoint(ctx, `UPDATE webhook_endpoints SET enabled = $3
-		WHERE merchant_id = $1 AND id = $2 AND deleted_at IS NULL AND enabled <> $3`, merchantID, endpointID, enabled)
-	if err == nil && !enabled {
-		return true, s.dueNow(ctx, merchantID, endpointID)
+	const query = `UPDATE webhook_endpoints SET enabled = $3
+		WHERE merchant_id = $1 AND id = $2 AND deleted_at IS NULL AND enabled <> $3`
+	var err error
+	if enabled {
+		err = s.updateEndpoint(ctx, s.db, query, merchantID, endpointID, enabled)
+	} else {
+		err = s.stopEndpoint(ctx, query, merchantID, endpointID, enabled)
 	}
 	if !errors.Is(err, ErrEndpointNotFound) || !isUUID(merchantID, endpointID) {
 		return err == nil, err
@@ -272,34 +275,58 @@ func (s *Service) SetEndpointEnabled(ctx context.Context, merchantID, endpointID
 	return false, nil
 }
 
-// dueNow makes the deliveries waiting for a just disabled (or deleted)
-// endpoint due at once, and wakes this process's dispatchers (another
-// process's find them at their next poll): the dispatcher then marks each
-// undelivered, as it does any delivery of a disabled endpoint, closing an
-// attempt a killed process left open. Before, they waited for their own retry time, up to
-// two hours, counted as pending, and were attempted if the endpoint was
-// enabled again by then. One in flight is left to finish.
-func (s *Service) dueNow(ctx context.Context, merchantID, endpointID string) error {
+// stopEndpoint runs query, which disables or deletes an endpoint, and in
+// the same transaction makes the deliveries waiting for it undelivered, as
+// webhooks.md promises: enabled again, the endpoint gets them only when a
+// person re-sends them. Before, they were only made due at once for the
+// dispatcher to give up, and an endpoint enabled again before it ran (or
+// while no server ran) had them sent after all, ahead of their schedule.
+//
+// A delivery whose attempt is in flight is left to finish. One whose
+// attempt a killed process left open (its lease over) is made due at
+// once instead: the dispatcher gives it up, recording that attempt as
+// interrupted on the way (giveUp), and this process's dispatchers are
+// woken for it (another process's find it at their next poll).
+func (s *Service) stopEndpoint(ctx context.Context, query, merchantID, endpointID string, more ...any) error {
+	if !isUUID(merchantID, endpointID) {
+		return ErrEndpointNotFound
+	}
 	now := s.db.Time(s.stamp())
-	if _, err := s.db.ExecContext(ctx, `UPDATE webhook_deliveries SET next_attempt_at = $3
-		WHERE merchant_id = $1 AND endpoint_id = $2 AND state = 'pending' AND next_attempt_at > $3`, merchantID, endpointID, now); err != nil {
+	err := s.db.InTx(ctx, func(tx *sql.Tx) error {
+		if err := s.updateEndpoint(ctx, tx, query, merchantID, endpointID, more...); err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE webhook_deliveries SET state = $3, next_attempt_at = NULL,
+				resend_requested_at = NULL, updated_at = $4
+			WHERE merchant_id = $1 AND endpoint_id = $2 AND state = $5 AND lease_until IS NULL`,
+			merchantID, endpointID, string(StateUndelivered), now, string(StatePending)); err != nil {
+			return err
+		}
+		_, err := tx.ExecContext(ctx, `UPDATE webhook_deliveries SET next_attempt_at = $3
+			WHERE merchant_id = $1 AND endpoint_id = $2 AND state = $4 AND next_attempt_at > $3`,
+			merchantID, endpointID, now, string(StatePending))
+		return err
+	})
+	if err != nil {
 		return err
 	}
 	s.Wake()
 	return nil
 }
 
+// execer runs a statement: the database, or a transaction of it.
+type execer interface {
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+}
+
 // DeleteEndpoint removes an endpoint from the merchant's view. The row stays
 // (deleted_at is set) because past deliveries and their attempt history
 // refer to it and remain readable; its URL may be registered again.
 // Its waiting deliveries turn undelivered at once, as a disabled
-// endpoint's do (dueNow).
+// endpoint's do (stopEndpoint).
 func (s *Service) DeleteEndpoint(ctx context.Context, merchantID, endpointID string) error {
-	if err := s.updateEndpoint(ctx, `UPDATE webhook_endpoints SET enabled = FALSE, deleted_at = $3
-		WHERE merchant_id = $1 AND id = $2 AND deleted_at IS NULL`, merchantID, endpointID, s.db.Time(s.stamp())); err != nil {
-		return err
-	}
-	return s.dueNow(ctx, merchantID, endpointID)
+	return s.stopEndpoint(ctx, `UPDATE webhook_endpoints SET enabled = FALSE, deleted_at = $3
+		WHERE merchant_id = $1 AND id = $2 AND deleted_at IS NULL`, merchantID, endpointID, s.db.Time(s.stamp()))
 }
 
 // EndpointDeleted reports whether endpointID is one of the merchant's
@@ -318,11 +345,11 @@ func (s *Service) EndpointDeleted(ctx context.Context, merchantID, endpointID st
 	return deleted, err
 }
 
-func (s *Service) updateEndpoint(ctx context.Context, query, merchantID, endpointID string, more ...any) error {
+func (s *Service) updateEndpoint(ctx context.Context, db execer, query, merchantID, endpointID string, more ...any) error {
 	if !isUUID(merchantID, endpointID) {
 		return ErrEndpointNotFound
 	}
-	res, err := s.db.ExecContext(ctx, query, append([]any{merchantID, endpointID}, more...)...)
+	res, err := db.ExecContext(ctx, query, append([]any{merchantID, endpointID}, more...)...)
 	if err != nil {
 		return err
 	}

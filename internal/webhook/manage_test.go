@@ -123,6 +123,62 @@ func TestResendDuringAnAttempt(t *testing.T) {
 	})
 }
 
+// TestDisableGivesUpAtOnce: disabling or deleting an endpoint makes its
+// waiting deliveries undelivered in the same commit, not when a dispatcher
+// next looks: enabled again at once (or while no server runs), the
+// endpoint does not get them unless a person re-sends them.
+func TestDisableGivesUpAtOnce(t *testing.T) {
+	eachEngine(t, func(t *testing.T, f *fixture) {
+		ctx := context.Background()
+		s := f.app.Webhooks
+		rc := newReceiver(t, nil)
+		e := f.endpoint(t, f.merchant, rc)
+		f.settle(t, f.merchant, payment.StatusSuccess)
+		d := f.onlyDelivery(t, f.merchant)
+		if _, err := s.SetEndpointEnabled(ctx, f.merchant, e.ID, false); err != nil {
+			t.Fatal(err)
+		}
+		if got, _ := s.Delivery(ctx, f.merchant, d.ID); got.State != webhook.StateUndelivered {
+			t.Fatalf("right after disabling: %s, want undelivered", got.State)
+		}
+		if _, err := s.SetEndpointEnabled(ctx, f.merchant, e.ID, true); err != nil {
+			t.Fatal(err)
+		}
+		if wait, err := s.Attempt(ctx, f.merchant, d.ID); wait != 0 || err != nil {
+			t.Fatal(wait, err)
+		}
+		if got, _ := s.Delivery(ctx, f.merchant, d.ID); got.State != webhook.StateUndelivered || len(rc.requests()) != 0 {
+			t.Fatalf("enabled again: %s after %d requests, want undelivered and none sent", got.State, len(rc.requests()))
+		}
+		if a, err := s.Resend(ctx, f.merchant, d.ID); err != nil || !a.Succeeded || !a.Manual {
+			t.Fatalf("re-send: %+v, %v", a, err)
+		}
+
+		// Deleted: the same, and another endpoint's delivery is untouched.
+		other := f.endpoint(t, f.merchant, newReceiver(t, nil))
+		f.settle(t, f.merchant, payment.StatusFailed)
+		ds, err := s.Deliveries(ctx, f.merchant, 0)
+		if err != nil || len(ds) != 3 {
+			t.Fatalf("%d deliveries, %v; want 3", len(ds), err)
+		}
+		if err := s.DeleteEndpoint(ctx, f.merchant, e.ID); err != nil {
+			t.Fatal(err)
+		}
+		for _, d := range ds[:2] {
+			got, _ := s.Delivery(ctx, f.merchant, d.ID)
+			want := webhook.StatePending
+			if d.EndpointID == e.ID {
+				want = webhook.StateUndelivered
+			} else if d.EndpointID != other.ID {
+				t.Fatalf("delivery %s is for endpoint %s", d.ID, d.EndpointID)
+			}
+			if got.State != want {
+				t.Errorf("after deleting %s: delivery to %s is %s, want %s", e.ID, d.EndpointID, got.State, want)
+			}
+		}
+	})
+}
+
 // TestEnableEndpoint: a disabled endpoint can be enabled again; it then
 // receives new events, and deliveries that turned undelivered while it was
 // disabled can be re-sent.
