@@ -131,15 +131,19 @@ func TestDisableGivesUpAtOnce(t *testing.T) {
 	eachEngine(t, func(t *testing.T, f *fixture) {
 		ctx := context.Background()
 		s := f.app.Webhooks
-		rc := newReceiver(t, nil)
+		rc := newReceiver(t, statuses(500, 200))
 		e := f.endpoint(t, f.merchant, rc)
 		f.settle(t, f.merchant, payment.StatusSuccess)
 		d := f.onlyDelivery(t, f.merchant)
+		// A first attempt fails: the next one waits a minute.
+		if wait, err := s.Attempt(ctx, f.merchant, d.ID); err != nil || wait <= 0 {
+			t.Fatalf("first attempt: %v, %v", wait, err)
+		}
 		if _, err := s.SetEndpointEnabled(ctx, f.merchant, e.ID, false); err != nil {
 			t.Fatal(err)
 		}
-		if got, _ := s.Delivery(ctx, f.merchant, d.ID); got.State != webhook.StateUndelivered {
-			t.Fatalf("right after disabling: %s, want undelivered", got.State)
+		if got, _ := s.Delivery(ctx, f.merchant, d.ID); got.State != webhook.StateUndelivered || got.AttemptCount != 1 {
+			t.Fatalf("right after disabling: %s after %d attempts, want undelivered after 1", got.State, got.AttemptCount)
 		}
 		if _, err := s.SetEndpointEnabled(ctx, f.merchant, e.ID, true); err != nil {
 			t.Fatal(err)
@@ -147,8 +151,8 @@ func TestDisableGivesUpAtOnce(t *testing.T) {
 		if wait, err := s.Attempt(ctx, f.merchant, d.ID); wait != 0 || err != nil {
 			t.Fatal(wait, err)
 		}
-		if got, _ := s.Delivery(ctx, f.merchant, d.ID); got.State != webhook.StateUndelivered || len(rc.requests()) != 0 {
-			t.Fatalf("enabled again: %s after %d requests, want undelivered and none sent", got.State, len(rc.requests()))
+		if got, _ := s.Delivery(ctx, f.merchant, d.ID); got.State != webhook.StateUndelivered || len(rc.requests()) != 1 {
+			t.Fatalf("enabled again: %s after %d requests, want undelivered and no second one", got.State, len(rc.requests()))
 		}
 		if a, err := s.Resend(ctx, f.merchant, d.ID); err != nil || !a.Succeeded || !a.Manual {
 			t.Fatalf("re-send: %+v, %v", a, err)
