@@ -151,7 +151,7 @@ func WithMaxRetryWait(d time.Duration) Option {
 // call sends one API request under the retry policy and decodes a 2xx JSON
 // answer into out. It reports the number of attempts made so that
 // CreateTransaction can tell a 409 caused by its own earlier attempt.
-func (c *Client) call(ctx context.Context, method, path string, query url.Values, in, out any) (attempts int, err error) {
+func (c *Client) call(ctx context.Context, method, path string, query url.Values, in, out any) (unsure bool, err error) {
 	u := c.baseURL + path
 	if len(query) > 0 {
 		u += "?" + query.Encode()
@@ -159,24 +159,25 @@ func (c *Client) call(ctx context.Context, method, path string, query url.Values
 	var body []byte
 	if in != nil {
 		if body, err = json.Marshal(in); err != nil {
-			return 0, invalidRequest("encoding the request", err)
+			return false, invalidRequest("encoding the request", err)
 		}
 	}
 	for attempt := 1; ; attempt++ {
 		err := c.attempt(ctx, method, u, body, out)
 		if err == nil {
-			return attempt, nil
+			return unsure, nil
 		}
 		if wait, ok := c.retryDelay(ctx, err, attempt); ok && c.sleep(ctx, wait) == nil {
+			unsure = unsure || mayHaveArrived(err)
 			continue
 		}
 		if ctxErr := ctx.Err(); ctxErr != nil {
 			// The caller gave up before the next attempt: keep the last
 			// failure, which says what went wrong, but let it match the
 			// context's error too, which says why we stopped.
-			return attempt, interrupted(err, ctxErr)
+			return unsure, interrupted(err, ctxErr)
 		}
-		return attempt, err
+		return unsure, err
 	}
 }
 

@@ -58,6 +58,10 @@ func TestAgainstServer(t *testing.T) {
 			t.Parallel()
 			testIterateWithinOneInstant(t, engine)
 		})
+		t.Run("RateLimitedRetryMeetsOlderPayment", func(t *testing.T) {
+			t.Parallel()
+			testRateLimitedRetryMeetsOlderPayment(t, engine)
+		})
 	})
 }
 

@@ -62,6 +62,27 @@ func (c *Client) retryDelay(ctx context.Context, err error, attempt int) (time.D
 	return wait, true
 }
 
+// mayHaveArrived reports whether a failed attempt that is tried again may
+// have been acted on all the same: a network error or a proxy's 502 or 504
+// (the answer, not the request, may be what was lost), or a 503 that is
+// not the service's own. The service's 429, and its 503
+// GATEWAY_UNAVAILABLE, which keeps nothing, come before anything is done.
+// Only after such an attempt can a create's later 409 be its own
+// (CreateTransaction).
+func mayHaveArrived(err error) bool {
+	var e *Error
+	if !errors.As(err, &e) {
+		return true
+	}
+	switch {
+	case e.Status == http.StatusTooManyRequests:
+		return false
+	case e.Status == http.StatusServiceUnavailable && e.Code == CodeGatewayUnavailable:
+		return false
+	}
+	return true
+}
+
 // sleepContext waits for d or until ctx ends, whichever comes first.
 func sleepContext(ctx context.Context, d time.Duration) error {
 	if d <= 0 {

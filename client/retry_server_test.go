@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/momopay/momopay/client"
+	"github.com/momopay/momopay/internal/api"
 	"github.com/momopay/momopay/internal/testserver"
 )
 
@@ -119,5 +120,34 @@ func testRetryMeetsOtherPayment(t *testing.T, srv *testserver.Server) {
 	e := apiError(t, err, client.ErrDuplicateReference, 409)
 	if e.ExistingTransactionID == "" {
 		t.Error("no existing_transaction_id")
+	}
+}
+
+// testRateLimitedRetryMeetsOlderPayment: a create refused with 429 did
+// nothing, so the 409 its retry meets is an older payment's, even one with
+// the same amount, operator and phone: it is returned as the conflict, not
+// as the payment this call made (an old SUCCESS would read as a new one).
+func testRateLimitedRetryMeetsOlderPayment(t *testing.T, engine string) {
+	srv := testserver.Start(t, testserver.Options{DB: engine, RateLimit: api.RateLimit{PerSecond: 1, Burst: 2}})
+	_, key := srv.NewMerchant(t)
+	ctx := context.Background()
+	tr := &transport{}
+	c := newClient(srv, key, tr, client.WithMaxRetryWait(3*time.Second))
+	p := payment(phoneNoAnswer)
+	older, err := c.CreateTransaction(ctx, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.GetTransaction(ctx, older.ID); err != nil { // the last token
+		t.Fatal(err)
+	}
+	_, err = c.CreateTransaction(ctx, p)
+	e := apiError(t, err, client.ErrDuplicateReference, 409)
+	if e.ExistingTransactionID != older.ID {
+		t.Errorf("existing_transaction_id = %q, want %q", e.ExistingTransactionID, older.ID)
+	}
+	want := []string{"POST /v1/transactions", "GET /v1/transactions/" + older.ID, "POST /v1/transactions", "POST /v1/transactions"}
+	if got := tr.log(); fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("requests = %v, want %v (the 429, then its retry's 409)", got, want)
 	}
 }

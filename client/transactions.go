@@ -116,13 +116,15 @@ type TransactionList struct {
 // CreateTransaction asks the payer to pay and returns the PENDING
 // transaction. The outcome arrives later by webhook (or GetTransaction).
 //
-// It is safe to repeat: if an attempt's answer is lost and the automatic
-// retry meets 409 DUPLICATE_REFERENCE, the transaction the lost attempt
-// created is fetched and returned, provided its amount, currency, operator
-// and phone number match p. A 409 on the first attempt is returned as an
-// *Error: the reference was used before. If you retry a call yourself after
-// an error, the same 409 tells you that your earlier call went through;
-// ExistingTransactionID names it.
+// It is safe to repeat: if an attempt's answer is lost (a network error,
+// a proxy's 502 or 504) and the automatic retry meets 409
+// DUPLICATE_REFERENCE, the transaction the lost attempt created is fetched
+// and returned, provided its amount, currency, operator and phone number
+// match p. A 409 on the first attempt, or after attempts the service
+// refused before acting on them (429, 503 GATEWAY_UNAVAILABLE), is returned
+// as an *Error: the reference was used before, not by this call. If you
+// retry a call yourself after an error, the same 409 tells you that your
+// earlier call went through; ExistingTransactionID names it.
 func (c *Client) CreateTransaction(ctx context.Context, p CreateTransactionParams) (*Transaction, error) {
 	if p.Currency == "" {
 		p.Currency = CurrencyXAF
@@ -138,12 +140,12 @@ func (c *Client) CreateTransaction(ctx context.Context, p CreateTransactionParam
 		}
 	}
 	var t Transaction
-	attempts, err := c.call(ctx, http.MethodPost, "/v1/transactions", nil, p, &t)
+	unsure, err := c.call(ctx, http.MethodPost, "/v1/transactions", nil, p, &t)
 	if err == nil {
 		return &t, nil
 	}
 	var dup *Error
-	if attempts < 2 || !errors.As(err, &dup) || dup.Code != CodeDuplicateReference || dup.ExistingTransactionID == "" {
+	if !unsure || !errors.As(err, &dup) || dup.Code != CodeDuplicateReference || dup.ExistingTransactionID == "" {
 		return nil, err
 	}
 	existing, gerr := c.GetTransaction(ctx, dup.ExistingTransactionID)
