@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/pprof"
+	"sync/atomic"
 	"time"
 
 	"github.com/momopay/momopay/internal/jobs"
@@ -106,8 +107,13 @@ func writeProbe(w http.ResponseWriter, status int, body map[string]string) {
 
 // ServeAdmin serves AdminHandler on ln until ctx ends.
 func (a *App) ServeAdmin(ctx context.Context, ln net.Listener) error {
+	return serveAdmin(ctx, ln, a.AdminHandler())
+}
+
+// serveAdmin serves h on ln until ctx ends.
+func serveAdmin(ctx context.Context, ln net.Listener, h http.Handler) error {
 	srv := &http.Server{
-		Handler:           a.AdminHandler(),
+		Handler:           h,
 		ReadHeaderTimeout: 10 * time.Second,
 		// A CPU profile or trace takes ?seconds=N (30 by default).
 		WriteTimeout: 2 * time.Minute,
@@ -145,19 +151,43 @@ func closeListener(ln net.Listener) {
 }
 
 // startAdmin serves the admin listener (when there is one) in the
-// background; the function it returns stops it and waits.
-func (a *App) startAdmin(ctx context.Context, ln net.Listener, log *slog.Logger) (stop func()) {
+// background from before the database is opened until the returned stop is
+// called, after the server has drained: a liveness probe must not restart
+// an instance that is migrating a large table, or finishing its requests
+// after SIGTERM, and the drain's metrics are worth a scrape. Until ready
+// gives it the App's handler, /livez answers 200 and /readyz and the rest
+// 503 "starting"; during the drain, /readyz says the job client is not
+// running.
+func startAdmin(ln net.Listener, log *slog.Logger) (ready func(http.Handler), stop func()) {
 	if ln == nil {
-		return func() {}
+		return func(http.Handler) {}, func() {}
 	}
-	ctx, cancel := context.WithCancel(ctx)
+	var current atomic.Pointer[http.Handler]
+	starting := startingHandler()
+	current.Store(&starting)
+	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		if err := a.ServeAdmin(ctx, ln); err != nil {
+		h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { (*current.Load()).ServeHTTP(w, r) })
+		if err := serveAdmin(ctx, ln, h); err != nil {
 			log.Error("admin listener stopped", "err", err)
 		}
 	}()
 	log.Info("admin listening", "url", "http://"+ln.Addr().String(), "serves", "/metrics /livez /readyz /debug/pprof/")
-	return func() { cancel(); <-done }
+	return func(h http.Handler) { current.Store(&h) }, func() { cancel(); <-done }
+}
+
+// startingHandler is the admin listener's while the database is opened and
+// migrated: alive, not ready.
+func startingHandler() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /livez", func(w http.ResponseWriter, r *http.Request) {
+		writeProbe(w, http.StatusOK, map[string]string{"status": "ok"})
+	})
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		writeProbe(w, http.StatusServiceUnavailable, map[string]string{"status": "unavailable",
+			"reason": "starting: opening the database and applying migrations"})
+	})
+	return mux
 }

@@ -601,9 +601,18 @@ func TestNoSecretInLogs(t *testing.T) {
 
 func rand32() string { return rand.Text() }
 
+// served is a "momopay serve" run in-process by serveCLI.
+type served struct {
+	out, log *testlog.Buffer
+	// urlOf waits for the log line msg and returns its url.
+	urlOf func(msg string) string
+	// stop ends it, as SIGTERM does, and waits for serve to return.
+	stop func() error
+}
+
 // serveCLI runs "momopay serve" in-process, as main does, until the test
-// ends, and returns its log and the URL its line msg announces.
-func serveCLI(t *testing.T, env map[string]string, args ...string) (*testlog.Buffer, func(msg string) string) {
+// ends (or stop), and returns its output and log.
+func serveCLI(t *testing.T, env map[string]string, args ...string) *served {
 	t.Helper()
 	var stdout, stderr testlog.Buffer
 	ctx, cancel := context.WithCancel(context.Background())
@@ -612,9 +621,14 @@ func serveCLI(t *testing.T, env map[string]string, args ...string) (*testlog.Buf
 	go func() {
 		done <- app.Run(ctx, args, func(k string) string { return env[k] }, strings.NewReader(""), &stdout, &stderr)
 	}()
+	var once sync.Once
+	var err error
+	stop := func() error {
+		once.Do(func() { cancel(); err = <-done })
+		return err
+	}
 	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
+		if err := stop(); err != nil {
 			t.Errorf("serve: %v", err)
 		}
 	})
@@ -632,7 +646,7 @@ func serveCLI(t *testing.T, env map[string]string, args ...string) (*testlog.Buf
 		})
 		return url
 	}
-	return &stderr, urlOf
+	return &served{out: &stdout, log: &stderr, urlOf: urlOf, stop: stop}
 }
 
 // TestServeAdminListener: serve opens the admin listener named by
@@ -640,8 +654,8 @@ func serveCLI(t *testing.T, env map[string]string, args ...string) (*testlog.Buf
 // terminal, and takes its log settings from flags or the environment.
 func TestServeAdminListener(t *testing.T) {
 	t.Parallel()
-	log, urlOf := serveCLI(t, nil, "--admin-addr", "127.0.0.1:0")
-	admin, public := urlOf("admin listening"), urlOf("momopay listening")
+	s := serveCLI(t, nil, "--admin-addr", "127.0.0.1:0")
+	log, admin, public := s.log, s.urlOf("admin listening"), s.urlOf("momopay listening")
 	eventually(t, "/readyz 200", func() bool { code, _ := get(t, admin+"/readyz"); return code == http.StatusOK })
 	if code, body := get(t, admin+"/metrics"); code != http.StatusOK || !strings.Contains(body, "momopay_database_up 1") {
 		t.Errorf("/metrics: %d", code)
@@ -656,7 +670,7 @@ func TestServeAdminListener(t *testing.T) {
 	}
 
 	// From the environment: text at debug level, and no admin listener.
-	textLog, _ := serveCLI(t, map[string]string{"MOMOPAY_ADMIN_ADDR": "off", "MOMOPAY_LOG_FORMAT": "text", "MOMOPAY_LOG_LEVEL": "debug"})
+	textLog := serveCLI(t, map[string]string{"MOMOPAY_ADMIN_ADDR": "off", "MOMOPAY_LOG_FORMAT": "text", "MOMOPAY_LOG_LEVEL": "debug"}).log
 	eventually(t, "the text line", func() bool { return strings.Contains(textLog.String(), `msg="momopay listening"`) })
 	out := textLog.String()
 	url := out[strings.Index(out, `msg="momopay listening" url=`)+len(`msg="momopay listening" url=`):]

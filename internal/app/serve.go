@@ -74,6 +74,7 @@ func (c *cli) serve(ctx context.Context, args []string) error {
 		return err
 	}
 	defer unlock()
+	adminReady, stopAdmin := startAdmin(adminLn, logger)
 	a, err := Open(ctx, Config{
 		DatabaseURL: *db, Mode: *mode, PendingTTL: *ttl,
 		RateLimit: api.RateLimit{PerSecond: *rateLimit, Burst: *rateBurst}, Logger: logger,
@@ -83,11 +84,12 @@ func (c *cli) serve(ctx context.Context, args []string) error {
 	})
 	if err != nil {
 		ln.Close()
-		closeListener(adminLn)
+		stopAdmin()
 		return err
 	}
 	defer closeWithin(a, logger, closeWait)
-	defer a.startAdmin(ctx, adminLn, logger)()
+	defer stopAdmin() // before closeWithin: the handler reads the App
+	adminReady(a.AdminHandler())
 	if warning := looseFileMode(*db); warning != "" {
 		logger.Warn(warning)
 	}
