@@ -119,7 +119,11 @@ func (c *Config) liveProblems() error {
 	probe := *c
 	probe.Logger = slog.New(slog.DiscardHandler) // wire logs its warnings once
 	if set, err := (&App{cfg: probe}).liveOperators(); err != nil {
-		problems = append(problems, err)
+		if each, ok := err.(interface{ Unwrap() []error }); ok {
+			problems = append(problems, each.Unwrap()...) // one problem each
+		} else {
+			problems = append(problems, err)
+		}
 	} else {
 		set.close()
 	}

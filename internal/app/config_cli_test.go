@@ -169,6 +169,17 @@ func TestConfigCheckNamesEveryProblem(t *testing.T) {
 		!strings.HasPrefix(r.Problems[1], "--mode live: live mode needs at least one operator") {
 		t.Errorf("live mode: %q", r.Problems)
 	}
+	// An Airtel URL refused and a Moov half given: both at once, the
+	// second not held back until the first is mended.
+	r, _, _ = configCheck(t, map[string]string{"MOMOPAY_SESSION_SECRET": "short",
+		"MOMOPAY_AIRTEL_BASE_URL": "http://openapiuat.airtel.africa", "MOMOPAY_AIRTEL_CLIENT_ID": "id", "MOMOPAY_AIRTEL_CLIENT_SECRET": "secret",
+		"MOMOPAY_MOOV_URL": "https://moov.example/MerchantService", "MOMOPAY_MOOV_PASSWORD": "pw"},
+		append(anyPorts, "--mode", "live", "--db", filepath.Join(dir, "live.db"))...)
+	if len(r.Problems) != 3 || !strings.Contains(r.Problems[0], "MOMOPAY_SESSION_SECRET") ||
+		!strings.Contains(r.Problems[1], "MOMOPAY_AIRTEL_BASE_URL") || !strings.Contains(r.Problems[1], "is not an https URL") ||
+		!strings.Contains(r.Problems[2], "MOMOPAY_MOOV_USERNAME") || !strings.Contains(r.Problems[2], "MOMOPAY_MOOV_KEY") {
+		t.Errorf("live mode with three lacks: %q", r.Problems)
+	}
 
 	// Unreachable PostgreSQL; a SQLite file in a folder that is not there.
 	r, _, _ = configCheck(t, nil, append(anyPorts, "--db", "postgres://postgres@127.0.0.1:1/momopay?connect_timeout=2")...)

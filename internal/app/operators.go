@@ -66,6 +66,7 @@ func (a *App) liveOperators() (*operatorSet, error) {
 	env := a.cfg.Getenv
 	set := &operatorSet{operators: map[payment.Operator]operator.Operator{}, callbacks: map[payment.Operator]operator.CallbackReader{}}
 	var missing, unconfigured []string
+	var problems []error // each operator's, all named at once
 	present := func(names []string) (have, lack []string) {
 		for _, n := range names {
 			if strings.TrimSpace(env(n)) == "" {
@@ -83,30 +84,25 @@ func (a *App) liveOperators() (*operatorSet, error) {
 	} else {
 		base := strings.TrimRight(env("MOMOPAY_AIRTEL_BASE_URL"), "/")
 		if err := liveOperatorURL("MOMOPAY_AIRTEL_BASE_URL", base, "https://openapi.airtel.africa"); err != nil {
-			return nil, err
+			problems = append(problems, err)
+		} else {
+			a.liveAirtel(set, base)
 		}
-		ad := airtel.New(airtel.Config{
-			BaseURL: base, ClientID: env("MOMOPAY_AIRTEL_CLIENT_ID"), ClientSecret: env("MOMOPAY_AIRTEL_CLIENT_SECRET"),
-			CallbackSecret: []byte(env(airtelOptional)), Now: a.cfg.Now, Logger: a.cfg.Logger,
-		})
-		if env(airtelOptional) == "" && a.cfg.RequireOperator {
-			// Said by serve and config check only: the administrative
-			// commands read no callbacks.
-			a.cfg.Logger.Warn(airtelOptional + " is not set: Airtel callbacks cannot be authenticated, so each one only triggers a status enquiry")
-		}
-		set.operators[payment.OperatorAirtel] = operator.WithBreaker("AIRTEL", ad, operator.DefaultBreakerSettings)
-		set.callbacks[payment.OperatorAirtel] = ad
 	}
 	moovMissing, moovConfigured, err := a.liveMoov(set)
 	if err != nil {
-		return nil, err
+		problems = append(problems, err)
 	}
 	missing = append(missing, moovMissing...)
-	if !moovConfigured && len(moovMissing) == 0 {
+	if !moovConfigured && len(moovMissing) == 0 && err == nil {
 		unconfigured = append(unconfigured, "MOOV ("+strings.Join(moovRequired, ", ")+")")
 	}
 	if len(missing) > 0 {
-		return nil, fmt.Errorf("live mode: these environment variables are missing: %s", strings.Join(missing, ", "))
+		problems = append(problems, fmt.Errorf("live mode: these environment variables are missing: %s", strings.Join(missing, ", ")))
+	}
+	if len(problems) > 0 {
+		set.close()
+		return nil, errors.Join(problems...)
 	}
 	if len(set.operators) == 0 && a.cfg.RequireOperator {
 		return nil, fmt.Errorf("live mode needs at least one operator: set the environment variables of %s", strings.Join(unconfigured, " or "))
@@ -117,6 +113,23 @@ func (a *App) liveOperators() (*operatorSet, error) {
 		}
 	}
 	return set, nil
+}
+
+// liveAirtel adds the Airtel adapter for base to set, from the environment
+// liveOperators found complete.
+func (a *App) liveAirtel(set *operatorSet, base string) {
+	env := a.cfg.Getenv
+	ad := airtel.New(airtel.Config{
+		BaseURL: base, ClientID: env("MOMOPAY_AIRTEL_CLIENT_ID"), ClientSecret: env("MOMOPAY_AIRTEL_CLIENT_SECRET"),
+		CallbackSecret: []byte(env(airtelOptional)), Now: a.cfg.Now, Logger: a.cfg.Logger,
+	})
+	if env(airtelOptional) == "" && a.cfg.RequireOperator {
+		// Said by serve and config check only: the administrative
+		// commands read no callbacks.
+		a.cfg.Logger.Warn(airtelOptional + " is not set: Airtel callbacks cannot be authenticated, so each one only triggers a status enquiry")
+	}
+	set.operators[payment.OperatorAirtel] = operator.WithBreaker("AIRTEL", ad, operator.DefaultBreakerSettings)
+	set.callbacks[payment.OperatorAirtel] = ad
 }
 
 // liveOperatorURL refuses an operator endpoint that is not https in live
