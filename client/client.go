@@ -149,8 +149,9 @@ func WithMaxRetryWait(d time.Duration) Option {
 }
 
 // call sends one API request under the retry policy and decodes a 2xx JSON
-// answer into out. It reports the number of attempts made so that
-// CreateTransaction can tell a 409 caused by its own earlier attempt.
+// answer into out. It reports whether an attempt it tried again may have
+// been acted on all the same (mayHaveArrived), so that CreateTransaction
+// can tell a 409 caused by its own earlier attempt.
 func (c *Client) call(ctx context.Context, method, path string, query url.Values, in, out any) (unsure bool, err error) {
 	u := c.baseURL + path
 	if len(query) > 0 {

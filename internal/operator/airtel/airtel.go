@@ -97,13 +97,14 @@ type answer struct {
 	httpStatus int
 	body       []byte
 	status     statusBlock
+	txStatus   string // data.transaction.status, where there is one
 }
 
 // call sends one authenticated request. A 401 refreshes the token once and
 // sends again: Airtel's tokens are short-lived and may be revoked early.
-// An answer that names a field twice is an error (saysTwoThings).
 // An error is a transport failure, with sent telling whether the request
-// may have reached Airtel.
+// may have reached Airtel, or an answer that names a field twice
+// (saysTwoThings).
 func (a *Adapter) call(ctx context.Context, method, path string, body any) (*answer, error) {
 	var payload []byte
 	if body != nil {
@@ -162,9 +163,14 @@ func (a *Adapter) send(ctx context.Context, method, path string, payload []byte,
 	ans := &answer{httpStatus: resp.StatusCode, body: b}
 	var env struct {
 		Status statusBlock `json:"status"`
+		Data   struct {
+			Transaction struct {
+				Status string `json:"status"`
+			} `json:"transaction"`
+		} `json:"data"`
 	}
 	if json.Unmarshal(b, &env) == nil {
-		ans.status = env.Status
+		ans.status, ans.txStatus = env.Status, env.Data.Transaction.Status
 	}
 	return ans, nil
 }
@@ -343,14 +349,6 @@ func (a *Adapter) RequestPayment(ctx context.Context, p operator.Payment) (strin
 	}
 	st := ans.status
 	code := firstOf(st.ResultCode, st.ResponseCode)
-	var data struct {
-		Data struct {
-			Transaction struct {
-				Status string `json:"status"`
-			} `json:"transaction"`
-		} `json:"data"`
-	}
-	_ = json.Unmarshal(ans.body, &data) // unreadable: no status, and the codes decide
 	switch {
 	case unknownHTTP(ans.httpStatus):
 		err = fmt.Errorf("airtel push: HTTP %d, answer unknown", ans.httpStatus)
@@ -360,7 +358,7 @@ func (a *Adapter) RequestPayment(ctx context.Context, p operator.Payment) (strin
 	case !st.Success && pushDeclined(st.ResponseCode):
 		a.logCall(p.TransactionID, "push", start, ans.httpStatus, st.ResponseCode, nil)
 		return "", &operator.DeclinedError{Outcome: outcomeOf(statusFailed, st.ResponseCode, st.Message, "")}
-	case !st.Success && pushRefused(st.ResultCode) && !pushInDoubt(st.ResponseCode, data.Data.Transaction.Status):
+	case !st.Success && pushRefused(st.ResultCode) && !pushInDoubt(st.ResponseCode, ans.txStatus):
 		a.logCall(p.TransactionID, "push", start, ans.httpStatus, code, nil)
 		return "", &operator.UnavailableError{RetryAfter: a.cfg.RetryAfter, Cause: &RefusalError{Code: code, Message: st.Message}}
 	default:
