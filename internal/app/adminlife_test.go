@@ -6,7 +6,6 @@ import (
 	"regexp"
 	"strings"
 	"testing"
-	"time"
 
 	_ "github.com/jackc/pgx/v5/stdlib"
 
@@ -25,12 +24,7 @@ const schemaLock = int64(0x6d6f6d6f706179)
 func TestAdminAnswersWhileMigrating(t *testing.T) {
 	t.Parallel()
 	url := testdb.URL(t, "postgres")
-	db, err := sql.Open("pgx", url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	conn, err := db.Conn(t.Context())
+	conn, err := openPostgres(t, url).Conn(t.Context())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -68,11 +62,7 @@ func TestAdminAnswersDuringDrain(t *testing.T) {
 	if key == "" {
 		t.Fatalf("no API key in the first start's banner: %s", s.out.String())
 	}
-	db, err := sql.Open("pgx", url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := openPostgres(t, url)
 	tx, err := db.BeginTx(t.Context(), nil)
 	if err != nil {
 		t.Fatal(err)
@@ -93,7 +83,13 @@ func TestAdminAnswersDuringDrain(t *testing.T) {
 		resp.Body.Close()
 		answered <- resp.StatusCode
 	}()
-	time.Sleep(300 * time.Millisecond) // the list is waiting for the lock
+	eventually(t, "the list waiting for the lock", func() bool {
+		var waiting int
+		// The list's count (background work waits too, on other queries).
+		err := db.QueryRow(`SELECT count(*) FROM pg_stat_activity WHERE datname = current_database()
+			AND wait_event_type = 'Lock' AND query LIKE '%transaction_daily_totals%'`).Scan(&waiting)
+		return err == nil && waiting > 0
+	})
 	stopped := make(chan error, 1)
 	go func() { stopped <- s.stop() }()
 	eventually(t, "/readyz 503 while draining", func() bool {
@@ -115,4 +111,16 @@ func TestAdminAnswersDuringDrain(t *testing.T) {
 	if err := <-stopped; err != nil {
 		t.Errorf("serve: %v", err)
 	}
+}
+
+// openPostgres opens the test's own connection to url, beside the served
+// process's, to hold the locks it waits on.
+func openPostgres(t *testing.T, url string) *sql.DB {
+	t.Helper()
+	db, err := sql.Open("pgx", url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
 }
