@@ -40,6 +40,8 @@ func TestUserCommands(t *testing.T) {
 			{"a developer's password\n", []string{"--email", "dev@shop.td", "--role", "developer"}, "already exists"},
 			{"a developer's password\n", []string{"--email", "x@shop.td", "--role", "admin"}, "role must be owner, developer or viewer"},
 			{"short\n", []string{"--email", "x@shop.td", "--role", "viewer"}, "12 to 72"},
+			{"qwertyuiop123\n", []string{"--email", "x@shop.td", "--role", "viewer"}, "password is too easy to guess"},
+			{"x@shop.td1234\n", []string{"--email", "x@shop.td", "--role", "viewer"}, "password is too easy to guess"},
 			{"", []string{"--email", "x@shop.td", "--role", "viewer"}, "no password on standard input"},
 		} {
 			_, _, err := cliRun(t, env, c.stdin, append([]string{"user", "add", "--merchant", merchant, "--password-stdin"}, c.args...)...)
@@ -72,6 +74,9 @@ func TestUserCommands(t *testing.T) {
 			return err == nil
 		}
 		jti := session("a developer's password")
+		if _, _, err := cliRun(t, env, "dev@shop.td2026\n", "user", "passwd", "--merchant", merchant, "dev@shop.td", "--password-stdin"); err == nil || !strings.Contains(err.Error(), "password is too easy to guess") {
+			t.Errorf("user passwd to a password made of the email: %v", err)
+		}
 		if r := cliJSON(t, env, "a new developer password\n", "user", "passwd", "--merchant", merchant, "dev@shop.td", "--password-stdin"); r["status"] != "password_changed" {
 			t.Errorf("user passwd --json: %v", r)
 		}

@@ -67,8 +67,9 @@ func (d *Dashboard) handlePassword() http.Handler {
 			fields := map[string]string{"current": "account.wrong"}
 			// Both fields are told at once, so the second try need not
 			// fail on the other one.
-			if next := r.PostForm.Get("new"); team.CheckPassword(next) != "" {
-				fields["new"] = passwordProblem(next)
+			next := r.PostForm.Get("new")
+			if msg := team.CheckPassword(next, s.User.Email); msg != "" {
+				fields["new"] = passwordProblem(next, msg)
 			}
 			again(http.StatusUnprocessableEntity, "account.wrong", fields)
 			return

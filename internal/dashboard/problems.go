@@ -55,7 +55,7 @@ func userProblems(err error, password string) (message string, fields map[string
 				fields[field] = "team.lastowner"
 			}
 		case "password":
-			fields[field] = passwordProblem(password)
+			fields[field] = passwordProblem(password, e.Fields[field])
 		default:
 			fields[field] = "form.field.bad"
 		}
@@ -66,9 +66,13 @@ func userProblems(err error, password string) (message string, fields map[string
 	return "", fields, true
 }
 
-// passwordProblem is the key for a password the domain refused: its length
-// in bytes (what bcrypt counts), or else its characters.
-func passwordProblem(password string) string {
+// passwordProblem is the key for a password the domain refused with the
+// message refused: too easy to guess, or else its length in bytes (what
+// bcrypt counts), or else its characters.
+func passwordProblem(password, refused string) string {
+	if refused == team.PasswordGuessable {
+		return "form.password.guessable"
+	}
 	if n := len(password); n < team.MinPassword || n > team.MaxPassword {
 		return "form.password.length"
 	}
@@ -191,58 +195,60 @@ func (l *layout) FixFields(fields map[string]string) string {
 
 func init() {
 	addMessages(map[string]string{
-		"form.fix.one":         "Please correct the field below.",
-		"form.fix.many":        "Please correct the %d fields below.",
-		"form.refused":         "This change was refused. Check what you entered and try again.",
-		"form.field.bad":       "This value cannot be used.",
-		"form.email.bad":       "Enter an email address such as name@example.com (at most 254 characters).",
-		"form.password.length": "The password must be 12 to 72 characters long (accented letters count as two).",
-		"form.password.chars":  "The password must not contain control characters.",
-		"team.email.taken":     "A user with this email already exists.",
-		"team.role.bad":        "Choose a role from the list.",
-		"team.lastowner":       "The account must keep at least one owner.",
-		"wh.url.required":      "Enter the endpoint's URL.",
-		"wh.url.long":          fmt.Sprintf("The URL must be at most %d characters long.", webhook.MaxURLLength),
-		"wh.url.bad":           "This is not a URL an endpoint can have. Enter one such as https://example.com/webhooks.",
-		"wh.url.https":         "In live mode the URL must start with https://.",
-		"wh.url.scheme":        "The URL must start with http:// or https://.",
-		"wh.url.host":          "The URL must include a host name, as in https://example.com/webhooks.",
-		"wh.url.userinfo":      "The URL must not contain a user name or password.",
-		"wh.url.space":         "The URL must not contain spaces: write a space as %20.",
-		"wh.url.port":          "The URL's port is not valid: it must be a number from 1 to 65535.",
-		"wh.url.localhost":     "In live mode the URL must not point to localhost.",
-		"wh.url.numeric":       "Name the host, or give a full IP address (like 203.0.113.7), not a shortened or numeric form.",
-		"wh.url.private.live":  "In live mode the URL must not point to a private, loopback or link-local address.",
-		"wh.url.private":       "The URL must not point to a private or link-local address (loopback is allowed in the sandbox).",
-		"wh.url.taken":         "This URL is registered already: use that endpoint (enable it if it is disabled) rather than adding a second.",
-		"wh.endpoints.max":     fmt.Sprintf("An account has at most %d webhook endpoints: delete one you no longer use first.", webhook.MaxEndpoints),
-		"wh.filter.bad":        "Choose a value from the list.",
+		"form.fix.one":            "Please correct the field below.",
+		"form.fix.many":           "Please correct the %d fields below.",
+		"form.refused":            "This change was refused. Check what you entered and try again.",
+		"form.field.bad":          "This value cannot be used.",
+		"form.email.bad":          "Enter an email address such as name@example.com (at most 254 characters).",
+		"form.password.length":    "The password must be 12 to 72 characters long (accented letters count as two).",
+		"form.password.chars":     "The password must not contain control characters.",
+		"form.password.guessable": "This password is too easy to guess: it is a common one, or made of a word with digits, a keyboard row, a repeat, or your email. A few unrelated words make a strong one.",
+		"team.email.taken":        "A user with this email already exists.",
+		"team.role.bad":           "Choose a role from the list.",
+		"team.lastowner":          "The account must keep at least one owner.",
+		"wh.url.required":         "Enter the endpoint's URL.",
+		"wh.url.long":             fmt.Sprintf("The URL must be at most %d characters long.", webhook.MaxURLLength),
+		"wh.url.bad":              "This is not a URL an endpoint can have. Enter one such as https://example.com/webhooks.",
+		"wh.url.https":            "In live mode the URL must start with https://.",
+		"wh.url.scheme":           "The URL must start with http:// or https://.",
+		"wh.url.host":             "The URL must include a host name, as in https://example.com/webhooks.",
+		"wh.url.userinfo":         "The URL must not contain a user name or password.",
+		"wh.url.space":            "The URL must not contain spaces: write a space as %20.",
+		"wh.url.port":             "The URL's port is not valid: it must be a number from 1 to 65535.",
+		"wh.url.localhost":        "In live mode the URL must not point to localhost.",
+		"wh.url.numeric":          "Name the host, or give a full IP address (like 203.0.113.7), not a shortened or numeric form.",
+		"wh.url.private.live":     "In live mode the URL must not point to a private, loopback or link-local address.",
+		"wh.url.private":          "The URL must not point to a private or link-local address (loopback is allowed in the sandbox).",
+		"wh.url.taken":            "This URL is registered already: use that endpoint (enable it if it is disabled) rather than adding a second.",
+		"wh.endpoints.max":        fmt.Sprintf("An account has at most %d webhook endpoints: delete one you no longer use first.", webhook.MaxEndpoints),
+		"wh.filter.bad":           "Choose a value from the list.",
 	}, map[string]string{
-		"form.fix.one":         "Veuillez corriger le champ ci-dessous.",
-		"form.fix.many":        "Veuillez corriger les %d champs ci-dessous.",
-		"form.refused":         "Ce changement a été refusé. Vérifiez votre saisie et réessayez.",
-		"form.field.bad":       "Cette valeur ne peut pas être utilisée.",
-		"form.email.bad":       "Saisissez une adresse e-mail comme nom@exemple.com (254 caractères au plus).",
-		"form.password.length": "Le mot de passe doit compter de 12 à 72 caractères (une lettre accentuée compte pour deux).",
-		"form.password.chars":  "Le mot de passe ne doit pas contenir de caractères de contrôle.",
-		"team.email.taken":     "Un utilisateur avec cet e-mail existe déjà.",
-		"team.role.bad":        "Choisissez un rôle dans la liste.",
-		"team.lastowner":       "Le compte doit garder au moins un propriétaire.",
-		"wh.url.required":      "Saisissez l'URL du point de réception.",
-		"wh.url.long":          fmt.Sprintf("L'URL doit compter au plus %d caractères.", webhook.MaxURLLength),
-		"wh.url.bad":           "Ce n'est pas une URL de point de réception. Saisissez-en une comme https://exemple.com/webhooks.",
-		"wh.url.https":         "En mode réel, l'URL doit commencer par https://.",
-		"wh.url.scheme":        "L'URL doit commencer par http:// ou https://.",
-		"wh.url.host":          "L'URL doit comporter un nom d'hôte, comme dans https://exemple.com/webhooks.",
-		"wh.url.userinfo":      "L'URL ne doit contenir ni nom d'utilisateur ni mot de passe.",
-		"wh.url.space":         "L'URL ne doit pas contenir d'espaces : remplacez-les par %20.",
-		"wh.url.port":          "Le port de l'URL n'est pas valide : ce doit être un nombre de 1 à 65535.",
-		"wh.url.localhost":     "En mode réel, l'URL ne doit pas désigner localhost.",
-		"wh.url.numeric":       "Nommez l'hôte, ou donnez une adresse IP complète (comme 203.0.113.7), pas une forme abrégée ou numérique.",
-		"wh.url.private.live":  "En mode réel, l'URL ne doit pas désigner une adresse privée, de bouclage ou locale au lien.",
-		"wh.url.private":       "L'URL ne doit pas désigner une adresse privée ou locale au lien (le bouclage est permis dans le bac à sable).",
-		"wh.url.taken":         "Cette URL est déjà enregistrée : utilisez ce point de réception (activez-le s'il est désactivé) plutôt que d'en ajouter un second.",
-		"wh.endpoints.max":     fmt.Sprintf("Un compte a au plus %d points de réception de webhooks : supprimez d'abord celui dont vous ne vous servez plus.", webhook.MaxEndpoints),
-		"wh.filter.bad":        "Choisissez une valeur dans la liste.",
+		"form.fix.one":            "Veuillez corriger le champ ci-dessous.",
+		"form.fix.many":           "Veuillez corriger les %d champs ci-dessous.",
+		"form.refused":            "Ce changement a été refusé. Vérifiez votre saisie et réessayez.",
+		"form.field.bad":          "Cette valeur ne peut pas être utilisée.",
+		"form.email.bad":          "Saisissez une adresse e-mail comme nom@exemple.com (254 caractères au plus).",
+		"form.password.length":    "Le mot de passe doit compter de 12 à 72 caractères (une lettre accentuée compte pour deux).",
+		"form.password.chars":     "Le mot de passe ne doit pas contenir de caractères de contrôle.",
+		"form.password.guessable": "Ce mot de passe est trop facile à deviner : il est courant, ou fait d'un mot suivi de chiffres, d'une suite de touches, d'une répétition ou de votre e-mail. Quelques mots sans rapport entre eux en font un solide.",
+		"team.email.taken":        "Un utilisateur avec cet e-mail existe déjà.",
+		"team.role.bad":           "Choisissez un rôle dans la liste.",
+		"team.lastowner":          "Le compte doit garder au moins un propriétaire.",
+		"wh.url.required":         "Saisissez l'URL du point de réception.",
+		"wh.url.long":             fmt.Sprintf("L'URL doit compter au plus %d caractères.", webhook.MaxURLLength),
+		"wh.url.bad":              "Ce n'est pas une URL de point de réception. Saisissez-en une comme https://exemple.com/webhooks.",
+		"wh.url.https":            "En mode réel, l'URL doit commencer par https://.",
+		"wh.url.scheme":           "L'URL doit commencer par http:// ou https://.",
+		"wh.url.host":             "L'URL doit comporter un nom d'hôte, comme dans https://exemple.com/webhooks.",
+		"wh.url.userinfo":         "L'URL ne doit contenir ni nom d'utilisateur ni mot de passe.",
+		"wh.url.space":            "L'URL ne doit pas contenir d'espaces : remplacez-les par %20.",
+		"wh.url.port":             "Le port de l'URL n'est pas valide : ce doit être un nombre de 1 à 65535.",
+		"wh.url.localhost":        "En mode réel, l'URL ne doit pas désigner localhost.",
+		"wh.url.numeric":          "Nommez l'hôte, ou donnez une adresse IP complète (comme 203.0.113.7), pas une forme abrégée ou numérique.",
+		"wh.url.private.live":     "En mode réel, l'URL ne doit pas désigner une adresse privée, de bouclage ou locale au lien.",
+		"wh.url.private":          "L'URL ne doit pas désigner une adresse privée ou locale au lien (le bouclage est permis dans le bac à sable).",
+		"wh.url.taken":            "Cette URL est déjà enregistrée : utilisez ce point de réception (activez-le s'il est désactivé) plutôt que d'en ajouter un second.",
+		"wh.endpoints.max":        fmt.Sprintf("Un compte a au plus %d points de réception de webhooks : supprimez d'abord celui dont vous ne vous servez plus.", webhook.MaxEndpoints),
+		"wh.filter.bad":           "Choisissez une valeur dans la liste.",
 	})
 }

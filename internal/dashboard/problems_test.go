@@ -60,6 +60,9 @@ func TestFormErrorsInFrench(t *testing.T) {
 		// help said why.
 		shows("a long password", br.postForm("/team", url.Values{"email": {"new@example.com"}, "role": {"viewer"}, "password": {strings.Repeat("é", 40)}}),
 			"Le mot de passe doit compter de 12 à 72 caractères")
+		// Long enough, but among the first an attacker tries.
+		shows("a guessable password", br.postForm("/team", url.Values{"email": {"new@example.com"}, "role": {"viewer"}, "password": {"passwordpassword"}}),
+			"Ce mot de passe est trop facile à deviner", `id="new-password-error"`)
 		shows("two bad fields", br.postForm("/team", url.Values{"email": {"not an address"}, "role": {"viewer"}, "password": {"short"}}),
 			"Veuillez corriger les 2 champs ci-dessous.", "Saisissez une adresse e-mail comme nom@exemple.com",
 			`aria-invalid="true" aria-describedby="new-email-error"`, `id="new-password-error"`)
@@ -68,6 +71,10 @@ func TestFormErrorsInFrench(t *testing.T) {
 
 		shows("a short new password", br.postForm("/account/password", url.Values{"current": {password}, "new": {"short"}}),
 			`aria-describedby="new-help new-error" aria-invalid="true"`, `<p class="field-error" id="new-error">Le mot de passe doit compter de 12 à 72 caractères`)
+		shows("a guessable new password", br.postForm("/account/password", url.Values{"current": {password}, "new": {"azertyuiop12"}}),
+			`<p class="field-error" id="new-error">Ce mot de passe est trop facile à deviner`)
+		shows("a wrong current and a guessable new password", br.postForm("/account/password", url.Values{"current": {"not my password"}, "new": {b.owner.Email + "1"}}),
+			`id="current-error">Le mot de passe actuel est incorrect.</p>`, `id="new-error">Ce mot de passe est trop facile à deviner`)
 		shows("a wrong current password", br.postForm("/account/password", url.Values{"current": {"not my password"}, "new": {"a brand new password"}}),
 			`aria-invalid="true" aria-describedby="current-error"`, `<p class="field-error" id="current-error">Le mot de passe actuel est incorrect.</p>`)
 		// Both wrong: both are told, and the count above says two.

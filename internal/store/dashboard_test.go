@@ -159,6 +159,19 @@ func TestUsers(t *testing.T) {
 				t.Errorf("%s of another merchant's user: %v", name, err)
 			}
 		}
+		// A new password made of the user's own email is refused for
+		// them (the store finds the email), and the old one still signs
+		// in; the same password is no guess for another user.
+		_, err = users.SetPassword(ctx, m.ID, dev.ID, "", "dev@shop.td2026", now)
+		if e, ok := errors.AsType[*payment.Error](err); !ok || e.Code != payment.EINVALID || e.Fields["password"] != team.PasswordGuessable {
+			t.Errorf("a password made of the user's email: %v", err)
+		}
+		if u, err := users.CheckPassword(ctx, "dev@shop.td", "a developer password"); err != nil || u == nil {
+			t.Errorf("the refused change replaced the password: %v %v", u, err)
+		}
+		if msg := team.CheckPassword("dev@shop.td2026", owner.Email); msg != "" {
+			t.Errorf("the same password for %s: %q", owner.Email, msg)
+		}
 		// The last owner stays.
 		if _, err := users.SetRole(ctx, m.ID, owner.ID, team.Viewer); !errors.Is(err, team.ErrLastOwner) {
 			t.Errorf("demote the last owner: %v", err)

@@ -145,11 +145,19 @@ func (s *Users) CheckPassword(ctx context.Context, email, password string) (*tea
 // applies only while that is still the user's password: otherwise
 // team.ErrPasswordChanged. An operator's reset passes "".
 func (s *Users) SetPassword(ctx context.Context, merchantID, id, current, password string, now time.Time) (string, error) {
-	if msg := team.CheckPassword(password); msg != "" {
-		return "", &payment.Error{Code: payment.EINVALID, Message: msg, Fields: map[string]string{"password": msg}}
-	}
 	if !payment.ValidID(id) {
 		return "", team.ErrNotFound
+	}
+	// The user's email is one of the words their password must not be
+	// built from.
+	var email string
+	if err := s.db.QueryRowContext(ctx, `SELECT email FROM users WHERE merchant_id = $1 AND id = $2`, merchantID, id).Scan(&email); errors.Is(err, sql.ErrNoRows) {
+		return "", team.ErrNotFound
+	} else if err != nil {
+		return "", err
+	}
+	if msg := team.CheckPassword(password, email); msg != "" {
+		return "", &payment.Error{Code: payment.EINVALID, Message: msg, Fields: map[string]string{"password": msg}}
 	}
 	hash, err := bcrypt.GenerateFromPassword([]byte(password), PasswordCost)
 	if err != nil {

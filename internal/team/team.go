@@ -73,12 +73,6 @@ func (r Role) Valid() bool { _, ok := grants[r]; return ok }
 // Languages the dashboard speaks; the first is the default.
 var Languages = []string{"en", "fr"}
 
-// Password length bounds: bcrypt reads at most 72 bytes.
-const (
-	MinPassword = 12
-	MaxPassword = 72
-)
-
 // NormalizeEmail trims and lower-cases an email address.
 func NormalizeEmail(email string) string { return strings.ToLower(strings.TrimSpace(email)) }
 
@@ -92,7 +86,7 @@ func ValidateNew(email string, role Role, password string) error {
 	if !role.Valid() {
 		fields["role"] = "role must be owner, developer or viewer"
 	}
-	if msg := CheckPassword(password); msg != "" {
+	if msg := CheckPassword(password, email); msg != "" {
 		fields["password"] = msg
 	}
 	return invalid(fields)
@@ -113,7 +107,7 @@ func ValidateMerchant(name, email, password string) error {
 	if msg := CheckEmail(email); msg != "" {
 		fields["email"] = msg
 	}
-	if msg := CheckPassword(password); msg != "" {
+	if msg := CheckPassword(password, email, name); msg != "" {
 		fields["password"] = msg
 	}
 	return invalid(fields)
@@ -135,19 +129,6 @@ func CheckEmail(email string) string {
 	}
 	if a, err := mail.ParseAddress(email); err != nil || a.Address != email {
 		return "email must be an address such as name@example.com"
-	}
-	return ""
-}
-
-// CheckPassword returns what is wrong with a password, or "".
-func CheckPassword(password string) string {
-	switch {
-	case !utf8.ValidString(password):
-		return "password must be valid UTF-8"
-	case hasControl(password):
-		return "password must not contain control characters"
-	case len(password) < MinPassword || len(password) > MaxPassword:
-		return "password must be 12 to 72 bytes long"
 	}
 	return ""
 }
