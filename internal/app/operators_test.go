@@ -239,6 +239,84 @@ func TestLateCallbackWaitsForNoRefund(t *testing.T) {
 	})
 }
 
+// TestAutoRefundNotSent: an auto-refund for which Airtel could not be
+// reached (here its token endpoint is down) moved no money: it is kept as
+// NOT_SENT, the job tries again 1, 2, 4 and 8 minutes later, then leaves
+// the case to a person, who can still refund the payment. Before, the
+// first such try was UNKNOWN, which blocked every later refund.
+func TestAutoRefundNotSent(t *testing.T) {
+	testdb.Each(t, func(t *testing.T, engine string) {
+		clk := liveClock()
+		var down atomic.Bool
+		var refundCalls atomic.Int64
+		sim, env := fakeAirtel(t, clk, func(sim http.Handler) http.Handler {
+			return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if strings.HasSuffix(r.URL.Path, "/payments/refund") {
+					refundCalls.Add(1)
+				}
+				if down.Load() && strings.HasSuffix(r.URL.Path, "/oauth2/token") {
+					http.Error(w, "down", http.StatusServiceUnavailable)
+					return
+				}
+				sim.ServeHTTP(w, r)
+			})
+		})
+		a := openLive(t, testdb.URL(t, engine), clk, env)
+		ctx := t.Context()
+		m := liveMerchant(t, a, clk)
+		if _, err := a.Refunds.SetAutoRefundLateSuccess(ctx, m, true); err != nil {
+			t.Fatal(err)
+		}
+		tx := initiateAirtel(t, a, m, "late-unreachable", "+23566000000")
+		clk.Advance(tx.ExpiresAt.Sub(clk.Now()))
+		if _, err := a.Payments.Expire(ctx, m, tx.ID); err != nil {
+			t.Fatal(err)
+		}
+		if err := sim.AnswerPayment(ctx, tx.InternalRef, true); err != nil {
+			t.Fatal(err)
+		}
+		paid := operator.Outcome{State: operator.Succeeded, Code: "TS", OperatorRef: airtelsim.AirtelMoneyID(tx.InternalRef)}
+		if err := a.Payments.HandleCallback(ctx, payment.OperatorAirtel, operator.Callback{Ref: tx.InternalRef, Outcome: paid}); err != nil {
+			t.Fatal(err)
+		}
+
+		// The access token of the expiry check's enquiry has expired by
+		// the time the refund is made, and a new one cannot be had.
+		clk.Advance(3 * time.Minute)
+		down.Store(true)
+		for i, want := range []time.Duration{time.Minute, 2 * time.Minute, 4 * time.Minute, 8 * time.Minute, 0} {
+			wait, err := a.Payments.AutoRefund(ctx, m, tx.ID)
+			if err != nil || wait != want {
+				t.Fatalf("try %d with Airtel unreachable: again in %s, %v; want %s", i+1, wait, err, want)
+			}
+		}
+		refunds, err := a.Refunds.List(ctx, m, tx.ID)
+		if err != nil || len(refunds) != 5 {
+			t.Fatalf("refunds after five tries: %+v %v", refunds, err)
+		}
+		for _, r := range refunds {
+			if r.Status != payment.RefundNotSent || !strings.Contains(r.OperatorDetail, "not sent") {
+				t.Errorf("a try with Airtel unreachable: %s %q, want NOT_SENT", r.Status, r.OperatorDetail)
+			}
+		}
+		if n := refundCalls.Load(); n != 0 {
+			t.Fatalf("Airtel was asked for %d refunds", n)
+		}
+
+		// Airtel is back: a person refunds the payment a while later;
+		// nothing stands in the way, and it is refunded once.
+		down.Store(false)
+		clk.Advance(time.Minute)
+		r, err := a.Payments.Refund(ctx, m, tx.ID, "ops", payment.Actor{Name: "ops"})
+		if err != nil || r.Status != payment.RefundRefunded {
+			t.Fatalf("refund by hand once Airtel is back: %+v %v", r, err)
+		}
+		if _, err := a.Payments.Refund(ctx, m, tx.ID, "ops", payment.Actor{Name: "ops"}); !errors.Is(err, payment.ErrRefundExists) {
+			t.Errorf("a second refund after the one made: %v", err)
+		}
+	})
+}
+
 // TestLateFailureNamesNoRefundTarget: after TIMEOUT, a late FAILED report
 // naming some Airtel id, then the payer's late SUCCESS: the refund goes to
 // the payment Airtel reported paid. Before, the FAILED report's id was

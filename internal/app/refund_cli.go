@@ -54,6 +54,8 @@ func (c *cli) refund(ctx context.Context, args []string) error {
 	case payment.RefundRefunded:
 	case payment.RefundRefused:
 		failed = fmt.Errorf("transaction %s: the operator refused the refund: %s %s (refund %s; you may ask again)", id, r.OperatorCode, r.OperatorDetail, r.ID)
+	case payment.RefundNotSent:
+		failed = fmt.Errorf("transaction %s: the refund was not sent, the operator could not be reached (%s); no money moved, you may ask again (refund %s)", id, r.OperatorDetail, r.ID)
 	default:
 		failed = fmt.Errorf("transaction %s: the operator's answer was lost (%s); check with the operator before asking again (refund %s)", id, r.OperatorDetail, r.ID)
 	}

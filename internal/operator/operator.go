@@ -214,8 +214,11 @@ type PollScheduler interface {
 // payment's money back to the payer (Airtel: full refunds only).
 type Refunder interface {
 	// Refund asks for a full refund of the payment the operator knows as
-	// operatorRef. An error means the answer is unknown (network, 5xx...):
-	// the refund may or may not have happened, and a person must check.
+	// operatorRef. An error wrapping ErrUnavailable means the request
+	// certainly never reached the operator (no connection, no access
+	// token): nothing happened. Any other error means the answer is
+	// unknown (a timeout, a 5xx...): the refund may or may not have
+	// happened, and a person must check.
 	Refund(ctx context.Context, p Payment, operatorRef string) (RefundOutcome, error)
 }
 

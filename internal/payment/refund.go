@@ -16,12 +16,15 @@ type RefundStatus string
 
 // The states of a refund. REQUESTED is recorded before the operator is
 // asked, so a refund in flight blocks a second one; UNKNOWN means the
-// operator's answer was lost (a person checks with the operator).
+// operator's answer was lost (a person checks with the operator). A
+// REFUSED or NOT_SENT refund moved no money (the operator said no, or was
+// certainly never reached), so the payment may be refunded again.
 const (
 	RefundRequested RefundStatus = "REQUESTED"
 	RefundRefunded  RefundStatus = "REFUNDED"
 	RefundRefused   RefundStatus = "REFUSED"
 	RefundUnknown   RefundStatus = "UNKNOWN"
+	RefundNotSent   RefundStatus = "NOT_SENT"
 )
 
 // AutoRefundRequester is the requested_by of refunds the service made on
@@ -73,6 +76,9 @@ type RefundStore interface {
 	// FinishRefund records the operator's answer to r, and puts it in the
 	// merchant's audit log in the same commit.
 	FinishRefund(ctx context.Context, r *Refund) error
+	// List returns the merchant's refunds of the given payments, oldest
+	// first.
+	List(ctx context.Context, merchantID string, transactionIDs ...string) ([]Refund, error)
 }
 
 // ErrRefundExists says a payment already has a refund under way or done.
@@ -80,6 +86,16 @@ var ErrRefundExists = &Error{Code: EUNPROCESSABLE, Message: "this payment alread
 
 // refundTimeout bounds one refund request to the operator.
 const refundTimeout = 20 * time.Second
+
+// An auto-refund the operator could not be reached for is tried
+// autoRefundTries times in all, autoRefundRetry after the first, then
+// twice as long after each (1, 2, 4, 8 minutes): an outage of the
+// operator's API, or its token endpoint, is usually that short, and a
+// longer one leaves the reconciliation case to a person.
+const (
+	autoRefundTries = 5
+	autoRefundRetry = time.Minute
+)
 
 // SetRefunds gives the service its refund store; without one, refunds are
 // refused and late successes are only recorded.
@@ -125,6 +141,8 @@ func (s *Service) Refund(ctx context.Context, merchantID, id, requestedBy string
 	defer cancel()
 	out, err := refunder.Refund(callCtx, operatorPayment(t), t.OperatorRef)
 	switch {
+	case errors.Is(err, operator.ErrUnavailable):
+		r.Status, r.OperatorDetail = RefundNotSent, err.Error()
 	case err != nil:
 		r.Status, r.OperatorDetail = RefundUnknown, err.Error()
 	case out.Refunded:
@@ -163,6 +181,24 @@ func (s *Service) AutoRefund(ctx context.Context, merchantID, id string) (time.D
 	r, err := s.Refund(ctx, merchantID, id, AutoRefundRequester, AutoRefundActor)
 	var e *Error
 	switch {
+	case err == nil && r.Status == RefundNotSent:
+		// The operator could not be reached, so nothing moved: try again
+		// later, a few times, each kept as a refund of its own.
+		refunds, err := s.refunds.List(ctx, merchantID, id)
+		if err != nil {
+			return 0, err
+		}
+		tries := 0
+		for _, r := range refunds {
+			if r.Status == RefundNotSent {
+				tries++
+			}
+		}
+		if tries < autoRefundTries {
+			s.log.Warn("auto-refund of a late SUCCESS not sent: the operator could not be reached; trying again", "transaction_id", id, "refund_id", r.ID, "tries", tries, "err", r.OperatorDetail)
+			return autoRefundRetry << (tries - 1), nil
+		}
+		s.log.Error("auto-refund of a late SUCCESS not sent: the operator could not be reached; refund it by hand", "transaction_id", id, "refund_id", r.ID, "tries", tries)
 	case errors.Is(err, ErrRefundExists):
 	case errors.As(err, &e):
 		s.log.Error("auto-refund of a late SUCCESS not possible; refund it by hand", "transaction_id", id, "err", err)

@@ -471,6 +471,9 @@ func (a *Adapter) Refund(ctx context.Context, p operator.Payment, airtelMoneyID 
 	ans, err := a.call(ctx, http.MethodPost, "/standard/v1/payments/refund", body)
 	if err != nil {
 		a.logCall(p.TransactionID, "refund", start, 0, "", err)
+		if notSent(err) {
+			return operator.RefundOutcome{}, &operator.UnavailableError{RetryAfter: a.cfg.RetryAfter, Cause: fmt.Errorf("airtel refund: not sent: %w", err)}
+		}
 		return operator.RefundOutcome{}, fmt.Errorf("airtel refund: answer unknown: %w", err)
 	}
 	var env struct {

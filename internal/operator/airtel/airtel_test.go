@@ -664,11 +664,82 @@ func TestRefundAnswers(t *testing.T) {
 		switch {
 		case c.unknown && err == nil:
 			t.Errorf("%s: %+v, want an unknown answer (error)", c.name, out)
+		case c.unknown && errors.Is(err, operator.ErrUnavailable):
+			t.Errorf("%s: %v, want an unknown answer, not one certainly not sent", c.name, err)
 		case !c.unknown && err != nil:
 			t.Errorf("%s: %v, want an answer", c.name, err)
 		case !c.unknown && out.Refunded != c.refunded:
 			t.Errorf("%s: refunded %v, want %v", c.name, out.Refunded, c.refunded)
 		}
+	}
+}
+
+// TestRefundNotSent: a refund whose request never left (no access token
+// to be had, or no connection to Airtel) is operator.ErrUnavailable, so
+// that it can be asked again; once the request may have reached Airtel
+// (the refund endpoint failing after the connection was made), its fate
+// is unknown.
+func TestRefundNotSent(t *testing.T) {
+	t.Parallel()
+	var tokenDown, refundDown atomic.Bool
+	b := setup(t, func(sim http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			switch {
+			case tokenDown.Load() && r.URL.Path == "/auth/oauth2/token":
+				http.Error(w, "down", http.StatusServiceUnavailable)
+			case refundDown.Load() && r.URL.Path == "/standard/v1/payments/refund":
+				// The connection is cut once the request has arrived.
+				conn, _, _ := w.(http.Hijacker).Hijack()
+				conn.Close()
+			default:
+				sim.ServeHTTP(w, r)
+			}
+		})
+	}, nil)
+	p := pay(airtelsim.PhoneSuccess)
+	if _, err := b.ad.RequestPayment(t.Context(), p); err != nil {
+		t.Fatal(err)
+	}
+	b.clk.Advance(2 * time.Second)
+	amid := status(t, b, p).OperatorRef
+
+	// No token: the adapter's token was fetched for the push, so make it
+	// fetch again on a fresh adapter of the same Airtel.
+	tokenDown.Store(true)
+	fresh := airtel.New(airtel.Config{BaseURL: b.srv.URL, ClientID: clientID, ClientSecret: clientSecret, CallTimeout: 2 * time.Second,
+		Now: b.clk.Now, Logger: slog.New(slog.DiscardHandler)})
+	if out, err := fresh.Refund(t.Context(), p, amid); !errors.Is(err, operator.ErrUnavailable) || out.Refunded {
+		t.Errorf("no access token: %+v %v, want not sent (ErrUnavailable)", out, err)
+	}
+	if n := b.count("/standard/v1/payments/refund"); n != 0 {
+		t.Fatalf("the refund endpoint was called %d times", n)
+	}
+	tokenDown.Store(false)
+
+	// No connection: nothing listens where Airtel was.
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed := "http://" + ln.Addr().String()
+	ln.Close()
+	gone := airtel.New(airtel.Config{BaseURL: closed, ClientID: clientID, ClientSecret: clientSecret, CallTimeout: 2 * time.Second,
+		Now: b.clk.Now, Logger: slog.New(slog.DiscardHandler)})
+	if _, err := gone.Refund(t.Context(), p, amid); !errors.Is(err, operator.ErrUnavailable) {
+		t.Errorf("no connection: %v, want not sent (ErrUnavailable)", err)
+	}
+
+	// The request arrived and the connection broke: unknown, not "not
+	// sent" (asking again could refund twice).
+	refundDown.Store(true)
+	if _, err := b.ad.Refund(t.Context(), p, amid); err == nil || errors.Is(err, operator.ErrUnavailable) {
+		t.Errorf("connection cut after the request: %v, want an unknown answer", err)
+	}
+	refundDown.Store(false)
+
+	// And Airtel reachable again: the refund is made.
+	if out, err := b.ad.Refund(t.Context(), p, amid); err != nil || !out.Refunded {
+		t.Errorf("refund once Airtel is back: %+v %v", out, err)
 	}
 }
 
