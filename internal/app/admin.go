@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/momopay/momopay/internal/payment"
 	"github.com/momopay/momopay/internal/store"
 	"github.com/momopay/momopay/internal/team"
 )
@@ -186,6 +187,8 @@ func (c *cli) apikeyRevoke(ctx context.Context, args []string) error {
 
 func (c *cli) reconcileList(ctx context.Context, args []string) error {
 	fs, db, asJSON := c.flags("reconcile list")
+	open := fs.Bool("open", false, "only the cases not resolved yet (a person resolves them on the dashboard's reconciliation page)")
+	merchant := fs.String("merchant", "", "only this merchant's cases")
 	if err := c.parseNone(fs, args); err != nil {
 		return err
 	}
@@ -194,18 +197,33 @@ func (c *cli) reconcileList(ctx context.Context, args []string) error {
 		return err
 	}
 	defer a.Close()
-	cases, err := a.Cases.List(ctx)
+	all, err := a.Cases.List(ctx)
 	if err != nil {
 		return err
 	}
-	if *asJSON {
-		return c.printJSON(map[string]any{"cases": cases, "count": len(cases)})
+	cases, unresolved := []payment.ReconciliationCase{}, 0
+	for _, k := range all {
+		if (*open && k.ResolvedAt != nil) || (*merchant != "" && k.MerchantID != *merchant) {
+			continue
+		}
+		if k.ResolvedAt == nil {
+			unresolved++
+		}
+		cases = append(cases, k)
 	}
-	c.table("CREATED\tTRANSACTION\tFINAL\tREPORTED\tSOURCE\tDETAIL", func(w io.Writer) {
+	if *asJSON {
+		return c.printJSON(map[string]any{"cases": cases, "count": len(cases), "open": unresolved})
+	}
+	c.table("CREATED\tMERCHANT\tTRANSACTION\tFINAL\tREPORTED\tSOURCE\tRESOLVED\tDETAIL", func(w io.Writer) {
 		for _, k := range cases {
-			fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\n", k.CreatedAt.Format(time.RFC3339), k.TransactionID, k.FinalStatus, k.ReportedStatus, k.Source, k.Detail)
+			resolved := "open"
+			if k.ResolvedAt != nil {
+				resolved = k.ResolvedAt.Format(time.RFC3339) + " by " + k.ResolvedBy
+			}
+			fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", k.CreatedAt.Format(time.RFC3339), k.MerchantID, k.TransactionID,
+				k.FinalStatus, k.ReportedStatus, k.Source, resolved, k.Detail)
 		}
 	})
-	fmt.Fprintf(c.stdout, "%d case(s)\n", len(cases))
+	fmt.Fprintf(c.stdout, "%d case(s), %d open\n", len(cases), unresolved)
 	return nil
 }

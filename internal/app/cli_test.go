@@ -12,6 +12,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/momopay/momopay/internal/app"
 	"github.com/momopay/momopay/internal/payment"
@@ -229,6 +230,41 @@ func TestSandboxAnswerToSettledPayment(t *testing.T) {
 			}
 		}
 	}
+	// Resolved cases are told from open ones, and can be left out; so
+	// can other merchants' cases.
+	isRFC3339 := func(s string) bool { _, err := time.Parse(time.RFC3339, s); return err == nil }
+	// row is the fields of the table's only case.
+	row := func(out string) []string {
+		if lines := strings.Split(out, "\n"); len(lines) > 2 {
+			return strings.Fields(lines[1])
+		}
+		return nil
+	}
+	out, _, err := cliRun(t, env, "", "reconcile", "list")
+	if f := row(out); err != nil || len(f) < 8 || f[1] != merchant || f[6] != "open" || !strings.HasSuffix(out, "1 case(s), 1 open\n") {
+		t.Errorf("reconcile list with an open case: %v\n%s", err, out)
+	}
+	a := openApp(t, db)
+	cases, err := a.Cases.ForMerchant(t.Context(), merchant, true)
+	if err != nil || len(cases) != 1 {
+		t.Fatalf("the open case: %+v %v", cases, err)
+	}
+	if _, err := a.Cases.Resolve(t.Context(), merchant, cases[0].ID, "ops@example.td", "checked with Airtel", time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	out, _, err = cliRun(t, env, "", "reconcile", "list")
+	if f := row(out); err != nil || len(f) < 9 || !isRFC3339(f[6]) || f[7] != "by" || f[8] != "ops@example.td" || !strings.HasSuffix(out, "1 case(s), 0 open\n") {
+		t.Errorf("reconcile list with the case resolved: %v\n%s", err, out)
+	}
+	for _, args := range [][]string{{"--open"}, {"--merchant", "01a201a5-ff55-7e2e-9bdb-ebdaee74e215"}} {
+		if r := cliJSON(t, env, "", append([]string{"reconcile", "list"}, args...)...); r["count"] != 0.0 || r["open"] != 0.0 {
+			t.Errorf("reconcile list %v: %v, want no case", args, r)
+		}
+	}
+	if r := cliJSON(t, env, "", "reconcile", "list", "--merchant", merchant); r["count"] != 1.0 || r["open"] != 0.0 {
+		t.Errorf("reconcile list --merchant %s: %v, want its resolved case", merchant, r)
+	}
+
 	// Its warning is logged as serve logs: JSON on a stderr that is no
 	// terminal, text when MOMOPAY_LOG_FORMAT says so.
 	for format, want := range map[string]string{"": `{"time":`, "text": "time="} {

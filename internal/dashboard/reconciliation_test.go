@@ -71,11 +71,12 @@ func TestReconciliationPage(t *testing.T) {
 			t.Errorf("a long note on a French page: %d, not refused in French under its field", r.status)
 		}
 		delete(owner.headers, "Accept-Language")
-		if r := owner.postForm("/reconciliation/"+id+"/resolve", url.Values{"note": {"Refunded 3 000 FCFA to the payer, ref R-7"}}); r.status != http.StatusSeeOther {
+		// A note of several lines, as a browser sends a textarea's (CRLF).
+		if r := owner.postForm("/reconciliation/"+id+"/resolve", url.Values{"note": {"Refunded 3 000 FCFA to the payer,\r\n\tref R-7"}}); r.status != http.StatusSeeOther {
 			t.Fatalf("resolve: %d %s", r.status, r.body)
 		}
 		done := viewer.get("/reconciliation")
-		if !strings.Contains(done.body, "Resolved by "+b.owner.Email) || !strings.Contains(done.body, "Refunded 3 000 FCFA to the payer, ref R-7") {
+		if !strings.Contains(done.body, "Resolved by "+b.owner.Email) || !strings.Contains(done.body, "Refunded 3 000 FCFA to the payer,\r\n\tref R-7") {
 			t.Error("the resolution is not shown")
 		}
 		if open := viewer.get("/reconciliation?open=1"); strings.Contains(open.body, "/transactions/"+tx) {
