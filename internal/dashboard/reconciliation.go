@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"time"
 
 	"github.com/momopay/momopay/internal/payment"
@@ -15,7 +16,9 @@ import (
 // answers that came after a payment was final and contradict it. Every
 // method is scoped to merchantID; another merchant's case is not found.
 type Cases interface {
-	ForMerchant(ctx context.Context, merchantID string, openOnly bool) ([]payment.ReconciliationCase, error)
+	// ForMerchantPage lists at most limit cases, newest first, after the
+	// case before ("" for the newest).
+	ForMerchantPage(ctx context.Context, merchantID string, openOnly bool, before string, limit int) ([]payment.ReconciliationCase, error)
 	// Resolve refuses an empty or overlong note (EINVALID, field "note")
 	// and a case resolved already (EUNPROCESSABLE).
 	Resolve(ctx context.Context, merchantID, id, by, note string, at time.Time) (*payment.ReconciliationCase, error)
@@ -25,6 +28,14 @@ type reconciliationPage struct {
 	layout
 	Cases    []caseView
 	OpenOnly bool
+	// NextURL is the page of older cases, when there are more;
+	// NewestURL the first page, from a later one.
+	NextURL   string
+	NewestURL string
+	// Query is this page's own (open, before), which its resolve forms
+	// carry: a refused note is shown again on the page it was written on,
+	// and a resolved case leads back there.
+	Query string
 	// The resolve form that was refused, refilled with its message.
 	CaseID string
 	Note   string
@@ -32,11 +43,43 @@ type reconciliationPage struct {
 	Fields map[string]string
 }
 
+// ResolveURL is where the resolve form of case id posts: it carries the
+// page's own query.
+func (p *reconciliationPage) ResolveURL(id string) string {
+	u := "/reconciliation/" + url.PathEscape(id) + "/resolve"
+	if p.Query != "" {
+		u += "?" + p.Query
+	}
+	return u
+}
+
+// casesPerPage is how many cases a page of /reconciliation shows; the
+// older ones are a link away.
+const casesPerPage = 50
+
 func (d *Dashboard) reconciliationPage(r *http.Request, openOnly bool) (*reconciliationPage, error) {
 	merchant := sessionOf(r).MerchantID
-	cases, err := d.cases.ForMerchant(r.Context(), merchant, openOnly)
+	before := r.URL.Query().Get("before")
+	cases, err := d.cases.ForMerchantPage(r.Context(), merchant, openOnly, before, casesPerPage+1)
 	if err != nil {
 		return nil, err
+	}
+	page := &reconciliationPage{layout: layout{Title: "rc.title", Nav: "reconciliation"}, OpenOnly: openOnly}
+	filter := url.Values{}
+	if openOnly {
+		filter.Set("open", "1")
+	}
+	if before != "" {
+		page.NewestURL = "/reconciliation"
+		if len(filter) > 0 {
+			page.NewestURL += "?" + filter.Encode()
+		}
+	}
+	page.Query = pageQuery(r.URL.Query())
+	if len(cases) > casesPerPage {
+		cases = cases[:casesPerPage]
+		filter.Set("before", cases[len(cases)-1].ID)
+		page.NextURL = "/reconciliation?" + filter.Encode()
 	}
 	ids := make([]string, len(cases))
 	for i, c := range cases {
@@ -54,7 +97,8 @@ func (d *Dashboard) reconciliationPage(r *http.Request, openOnly bool) (*reconci
 	for i, c := range cases {
 		views[i] = caseView{ReconciliationCase: c, Refunds: byPayment[c.TransactionID]}
 	}
-	return &reconciliationPage{layout: layout{Title: "rc.title", Nav: "reconciliation"}, Cases: views, OpenOnly: openOnly}, nil
+	page.Cases = views
+	return page, nil
 }
 
 // caseView is a case with the refunds of its payment: a late SUCCESS the
@@ -107,7 +151,7 @@ func (d *Dashboard) handleCaseResolve() http.Handler {
 		s, id, note := sessionOf(r), r.PathValue("id"), r.PostForm.Get("note")
 		c, err := d.cases.Resolve(r.Context(), s.MerchantID, id, s.User.Email, note, d.now())
 		if e, ok := refusal(err); ok {
-			p, err := d.reconciliationPage(r, false)
+			p, err := d.reconciliationPage(r, r.URL.Query().Get("open") == "1")
 			if err != nil {
 				d.fail(w, r, err)
 				return
@@ -127,8 +171,26 @@ func (d *Dashboard) handleCaseResolve() http.Handler {
 			return
 		}
 		d.Audit(r.Context(), team.ActionCaseResolved, c.ID+" (transaction "+c.TransactionID+")")
-		d.redirectWithFlash(w, r, "/reconciliation", "rc.resolved.flash", "")
+		back := "/reconciliation"
+		if q := pageQuery(r.URL.Query()); q != "" {
+			back += "?" + q
+		}
+		d.redirectWithFlash(w, r, back, "rc.resolved.flash", "")
 	})
+}
+
+// pageQuery is the part of a resolve form's query that names the page it
+// was on (open, and before when it is an id), re-encoded: nothing else
+// from the query reaches the redirect.
+func pageQuery(q url.Values) string {
+	own := url.Values{}
+	if q.Get("open") == "1" {
+		own.Set("open", "1")
+	}
+	if b := q.Get("before"); payment.ValidID(b) {
+		own.Set("before", b)
+	}
+	return own.Encode()
 }
 
 func init() {

@@ -2,9 +2,12 @@ package dashboard_test
 
 import (
 	"context"
+	"fmt"
+	"html"
 	"net/http"
 	"net/url"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -94,6 +97,100 @@ func TestReconciliationPage(t *testing.T) {
 			t.Errorf("resolving another merchant's case: %d", r.status)
 		}
 	})
+}
+
+// TestReconciliationPages: a merchant's cases come 50 to a page, newest
+// first, with a link to the older ones and back to the newest, with the
+// open filter kept; a note refused on a later page is shown there again,
+// and resolving a case leads back to its page. Before, the page showed the
+// newest 200 and nothing said more existed.
+func TestReconciliationPages(t *testing.T) {
+	eachEngine(t, func(t *testing.T, b *bundle) {
+		const n = 53
+		for i := range n {
+			lateCase(t, b, b.s.MerchantID, b.s.APIKey, fmt.Sprintf("late-%02d", i))
+		}
+		owner := b.login(b.owner.Email)
+		next := regexp.MustCompile(`<a href="([^"]+)" rel="next">`)
+		// walk returns the case ids of each page from first, in order.
+		walk := func(first string) (pages [][]string, last answer) {
+			t.Helper()
+			for path := first; path != ""; {
+				last = owner.get(path)
+				if last.status != http.StatusOK {
+					t.Fatalf("%s: %d", path, last.status)
+				}
+				var ids []string
+				for _, m := range caseID.FindAllStringSubmatch(last.body, -1) {
+					ids = append(ids, m[1])
+				}
+				pages = append(pages, ids)
+				path = ""
+				if m := next.FindStringSubmatch(last.body); m != nil {
+					path = html.UnescapeString(m[1])
+				}
+				if len(pages) > 3 {
+					t.Fatal("the older links do not end")
+				}
+			}
+			return pages, last
+		}
+		pages, last := walk("/reconciliation")
+		if len(pages) != 2 || len(pages[0]) != 50 || len(pages[1]) != n-50 {
+			t.Fatalf("pages of %v cases, want 50 and %d", lens(pages), n-50)
+		}
+		if !strings.Contains(last.body, `<a href="/reconciliation">← Newest</a>`) {
+			t.Error("a later page has no way back to the newest")
+		}
+		seen := map[string]bool{}
+		for _, id := range slices.Concat(pages...) {
+			seen[id] = true
+		}
+		if len(seen) != n {
+			t.Errorf("%d distinct cases over the pages, want %d", len(seen), n)
+		}
+		stored, err := b.s.App.Cases.ForMerchant(context.Background(), b.s.MerchantID, false)
+		if err != nil || len(stored) != n || stored[0].ID != pages[0][0] || stored[n-1].ID != pages[1][n-51] {
+			t.Fatalf("the pages are not newest first: %v", err)
+		}
+
+		// On the second page: a refused note is shown there again; a
+		// resolved case leads back there.
+		id := pages[1][0]
+		action := regexp.MustCompile(`action="(/reconciliation/` + id + `/resolve[^"]*)"`).FindStringSubmatch(last.body)
+		if action == nil || !strings.Contains(action[1], "before=") {
+			t.Fatalf("the resolve form of a case on the second page: %v", action)
+		}
+		path := html.UnescapeString(action[1])
+		if r := owner.postForm(path, url.Values{"note": {" "}}); r.status != http.StatusUnprocessableEntity || !strings.Contains(r.body, `id="note-`+id+`-error"`) {
+			t.Errorf("a refused note on the second page: %d, not shown under its case", r.status)
+		}
+		r := owner.postForm(path, url.Values{"note": {"refunded by hand"}})
+		if loc := r.header.Get("Location"); r.status != http.StatusSeeOther || loc != "/reconciliation?before="+pages[0][49] {
+			t.Errorf("resolved on the second page: %d to %q", r.status, loc)
+		}
+
+		// Open cases only: the filter stays on every page.
+		open, last := walk("/reconciliation?open=1")
+		if len(open) != 2 || len(open[0])+len(open[1]) != n-1 || slices.Contains(slices.Concat(open...), id) {
+			t.Errorf("open cases over pages of %v, want %d without the resolved one", lens(open), n-1)
+		}
+		if !strings.Contains(last.body, `<a href="/reconciliation?open=1">← Newest</a>`) {
+			t.Error("the open filter's later page does not lead back to its own newest")
+		}
+		// A before that is no case of this merchant: an empty page.
+		if r := owner.get("/reconciliation?before=01a201a5-ff55-7e2e-9bdb-ebdaee74e215"); r.status != http.StatusOK || caseID.MatchString(r.body) {
+			t.Errorf("an unknown before: %d", r.status)
+		}
+	})
+}
+
+func lens(pages [][]string) []int {
+	var n []int
+	for _, p := range pages {
+		n = append(n, len(p))
+	}
+	return n
 }
 
 // TestRefundsShown: a late SUCCESS the service refunded by itself shows as

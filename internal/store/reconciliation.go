@@ -55,15 +55,32 @@ const MaxCases = 200
 // ForMerchant lists the merchant's cases (only those not resolved yet when
 // openOnly), newest first, at most MaxCases.
 func (s *ReconciliationCases) ForMerchant(ctx context.Context, merchantID string, openOnly bool) ([]payment.ReconciliationCase, error) {
-	if !payment.ValidID(merchantID) {
+	return s.ForMerchantPage(ctx, merchantID, openOnly, "", MaxCases)
+}
+
+// ForMerchantPage lists at most limit (1 to MaxCases) of the merchant's
+// cases (only those not resolved yet when openOnly), newest first, after
+// the case before (an id the previous page ended with; "" for the newest).
+// A before that is not one of the merchant's cases gives no case: the
+// page it followed cannot be continued.
+func (s *ReconciliationCases) ForMerchantPage(ctx context.Context, merchantID string, openOnly bool, before string, limit int) ([]payment.ReconciliationCase, error) {
+	if !payment.ValidID(merchantID) || (before != "" && !payment.ValidID(before)) {
 		return []payment.ReconciliationCase{}, nil
 	}
-	where := []string{"merchant_id = $1"}
+	limit = min(max(limit, 1), MaxCases)
+	where, args := []string{"c.merchant_id = $1"}, []any{merchantID, limit}
 	if openOnly {
-		where = append(where, "resolved_at IS NULL")
+		where = append(where, "c.resolved_at IS NULL")
 	}
-	return s.query(ctx, fmt.Sprintf(`SELECT %s FROM reconciliation_cases WHERE %s
-		ORDER BY created_at DESC, id DESC LIMIT $2`, caseColumns, strings.Join(where, " AND ")), merchantID, MaxCases)
+	if before != "" {
+		args = append(args, before)
+		// The same order as ORDER BY, compared column by column (SQLite
+		// has row values too, but this reads the same on both).
+		where = append(where, `EXISTS (SELECT 1 FROM reconciliation_cases b WHERE b.merchant_id = c.merchant_id AND b.id = $3
+			AND (c.created_at < b.created_at OR (c.created_at = b.created_at AND c.id < b.id)))`)
+	}
+	return s.query(ctx, fmt.Sprintf(`SELECT %s FROM reconciliation_cases c WHERE %s
+		ORDER BY c.created_at DESC, c.id DESC LIMIT $2`, caseColumns, strings.Join(where, " AND ")), args...)
 }
 
 // CountOpen returns how many of the merchant's cases wait for a person.
