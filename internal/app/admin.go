@@ -111,7 +111,7 @@ func (c *cli) merchantApp(ctx context.Context, name string, args []string, more 
 	}
 	ok, err := a.Merchants.Exists(ctx, *merchant)
 	if err == nil && !ok {
-		err = fmt.Errorf("no merchant %q in this database: \"momopay merchant list\" shows them", *merchant)
+		err = fmt.Errorf("no merchant %.80q in this database: \"momopay merchant list\" shows them", *merchant)
 	}
 	if err != nil {
 		a.Close()
@@ -170,7 +170,7 @@ func (c *cli) apikeyRevoke(ctx context.Context, args []string) error {
 	}
 	revoked, err := a.APIKeys.Revoke(ctx, merchant, id, time.Now())
 	if errors.Is(err, store.ErrKeyNotFound) {
-		return fmt.Errorf("merchant %s has no API key %q: \"momopay apikey list --merchant %s\" shows its keys", merchant, id, merchant)
+		return fmt.Errorf("merchant %s has no API key %.80q: \"momopay apikey list --merchant %s\" shows its keys", merchant, id, merchant)
 	}
 	if err != nil {
 		return err

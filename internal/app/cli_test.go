@@ -466,3 +466,31 @@ func TestServeNamesBadVariablesWithOtherProblems(t *testing.T) {
 // fixedTime is the API's one time format: RFC 3339 UTC with six
 // fractional digits.
 var fixedTime = regexp.MustCompile(`^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{6}Z$`)
+
+// TestUnknownIdsAreClipped: a command told of an id it does not know says
+// so with the start of the id, not the whole of whatever was passed (an
+// id of 100,000 bytes came back whole).
+func TestUnknownIdsAreClipped(t *testing.T) {
+	t.Parallel()
+	db := migrated(t, "sqlite")
+	env := map[string]string{"MOMOPAY_DATABASE_URL": db}
+	merchant := cliJSON(t, env, "correct horse battery\n", "merchant", "create", "--name", "S", "--email", "s@example.td", "--password-stdin")["id"].(string)
+	long := strings.Repeat("x", 100_000)
+	for _, args := range [][]string{
+		{"refund", long}, {"transaction", "show", long}, {"sandbox", "confirm", long},
+		{"apikey", "revoke", "--merchant", merchant, long}, {"apikey", "list", "--merchant", long},
+		{"user", "remove", "--merchant", merchant, long + "@example.td"},
+	} {
+		_, _, err := cliRun(t, env, "", args...)
+		if err == nil || len(err.Error()) > 400 || !strings.Contains(err.Error(), `"xxxxxxxx`) {
+			t.Errorf("momopay %s …: %d bytes of error, want a short one naming the id's start", args[0], len(errText(err)))
+		}
+	}
+}
+
+func errText(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
+}

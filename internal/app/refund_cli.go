@@ -36,7 +36,7 @@ func (c *cli) refund(ctx context.Context, args []string) error {
 	id := rest[0]
 	merchant, err := a.Transactions.MerchantOf(ctx, id)
 	if errors.Is(err, payment.ErrNotFound) {
-		return fmt.Errorf("no transaction %q in this database: pass the transaction's id and the server's --db", id)
+		return fmt.Errorf("no transaction %.80q in this database: pass the transaction's id and the server's --db", id)
 	}
 	if err != nil {
 		return err
@@ -140,7 +140,7 @@ func (c *cli) transactionShow(ctx context.Context, args []string) error {
 	id := rest[0]
 	merchant, err := a.Transactions.MerchantOf(ctx, id)
 	if errors.Is(err, payment.ErrNotFound) {
-		return fmt.Errorf("no transaction %q in this database", id)
+		return fmt.Errorf("no transaction %.80q in this database", id)
 	}
 	if err != nil {
 		return err

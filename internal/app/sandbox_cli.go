@@ -26,7 +26,7 @@ func (c *cli) sandboxAnswer(ctx context.Context, name string, args []string, to 
 	defer a.Close()
 	merchant, err := a.Transactions.MerchantOf(ctx, id)
 	if errors.Is(err, payment.ErrNotFound) {
-		return fmt.Errorf("no transaction %q in this database: pass the id that POST /v1/transactions returned, and the server's --db", id)
+		return fmt.Errorf("no transaction %.80q in this database: pass the id that POST /v1/transactions returned, and the server's --db", id)
 	}
 	if err != nil {
 		return err

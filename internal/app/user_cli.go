@@ -82,7 +82,7 @@ func (c *cli) userList(ctx context.Context, args []string) error {
 func merchantUser(ctx context.Context, a *App, name, merchant, email string) (*team.User, error) {
 	u, err := a.Users.ByEmail(ctx, email)
 	if errors.Is(err, team.ErrNotFound) || (err == nil && u.MerchantID != merchant) {
-		return nil, fmt.Errorf("%s: merchant %s has no user %q: \"momopay user list --merchant %s\" shows them", name, merchant, email, merchant)
+		return nil, fmt.Errorf("%s: merchant %s has no user %.80q: \"momopay user list --merchant %s\" shows them", name, merchant, email, merchant)
 	}
 	return u, err
 }
