@@ -193,6 +193,49 @@ func lens(pages [][]string) []int {
 	return n
 }
 
+// TestRefundStatesShown: the payment page tells a refund that never
+// reached the operator (nothing moved, ask again) from one whose request
+// was cut short (still REQUESTED well after the operator's 20 s: only the
+// operator's portal can say), and from one just asked.
+func TestRefundStatesShown(t *testing.T) {
+	eachEngine(t, func(t *testing.T, b *bundle) {
+		ctx := context.Background()
+		app := b.s.App
+		refund := func(ref string, asked time.Time, final payment.RefundStatus) string {
+			t.Helper()
+			id := createPayment(t, b, b.s.APIKey, ref, "AIRTEL", 2500)["id"].(string)
+			if _, _, err := app.Payments.Settle(ctx, b.s.MerchantID, id, payment.StatusSuccess, payment.SourceCallback, "TS"); err != nil {
+				t.Fatal(err)
+			}
+			r := &payment.Refund{ID: uuid.NewString(), MerchantID: b.s.MerchantID, TransactionID: id, Amount: 2500, RequestedBy: "ops",
+				Status: payment.RefundRequested, RequestedAt: asked}
+			if err := app.Refunds.StartRefund(ctx, r); err != nil {
+				t.Fatal(err)
+			}
+			if final != payment.RefundRequested {
+				r.Status, r.OperatorDetail, r.AnsweredAt = final, "operator unavailable: airtel refund: not sent: dial tcp: connection refused", asked
+				if err := app.Refunds.FinishRefund(ctx, r); err != nil {
+					t.Fatal(err)
+				}
+			}
+			return id
+		}
+		now := time.Now()
+		owner := b.login(b.owner.Email)
+		for _, c := range []struct {
+			id, want string
+		}{
+			{refund("not-sent", now.Add(-time.Hour), payment.RefundNotSent), "<strong>Not sent: the operator could not be reached (no money moved)</strong>"},
+			{refund("cut-short", now.Add(-2*time.Minute), payment.RefundRequested), "<strong>Asked, and no answer was recorded: the request was cut short. Check the operator&#39;s portal before asking again</strong>"},
+			{refund("just-asked", now, payment.RefundRequested), "<strong>Asked, no answer yet</strong>"},
+		} {
+			if page := owner.get("/transactions/" + c.id); page.status != http.StatusOK || !strings.Contains(page.body, c.want) {
+				t.Errorf("%s: %d, the page lacks %q", c.id, page.status, c.want)
+			}
+		}
+	})
+}
+
 // TestRefundsShown: a late SUCCESS the service refunded by itself shows as
 // refunded on its case and on the payment's page, so nobody pays the payer
 // back a second time by hand; before, the case said only "Open", and the

@@ -307,6 +307,21 @@ type transactionPage struct {
 	Refunds      []payment.Refund
 	// Refresh asks app.js to reload a PENDING transaction's page.
 	Refresh int
+	now     time.Time
+}
+
+// refundAnswerWait is how long a refund may be asked with no answer
+// recorded before the page stops saying "no answer yet": the operator is
+// given 20 s, so one still REQUESTED a minute later was cut short (the
+// asking process stopped), and only the operator's portal can tell.
+const refundAnswerWait = time.Minute
+
+// RefundState is the catalogue key of a refund's state.
+func (p *transactionPage) RefundState(r payment.Refund) string {
+	if r.Status == payment.RefundRequested && p.now.Sub(r.RequestedAt) > refundAnswerWait {
+		return "refund.REQUESTED.cut"
+	}
+	return "refund." + string(r.Status)
 }
 
 func (d *Dashboard) handleTransaction() http.Handler {
@@ -340,7 +355,7 @@ func (d *Dashboard) handleTransaction() http.Handler {
 			d.fail(w, r, err)
 			return
 		}
-		p := &transactionPage{layout: layout{Title: "tx.detail.title", TitleDetail: t.Reference, Nav: "transactions"}, Tx: *t, Timeline: steps, Refunds: refunds}
+		p := &transactionPage{layout: layout{Title: "tx.detail.title", TitleDetail: t.Reference, Nav: "transactions"}, Tx: *t, Timeline: steps, Refunds: refunds, now: d.now()}
 		p.DeliveryList = deliveryList{layout: &p.layout, Deliveries: hist.Deliveries, Actions: true, Return: "/transactions/" + t.ID}
 		if t.Status == payment.StatusPending {
 			p.Refresh = 5
@@ -411,6 +426,7 @@ func init() {
 		"tx.refunds":                     "Refunds",
 		"tx.refund.by":                   "asked by %s",
 		"refund.REQUESTED":               "Asked, no answer yet",
+		"refund.REQUESTED.cut":           "Asked, and no answer was recorded: the request was cut short. Check the operator's portal before asking again",
 		"refund.REFUNDED":                "Refunded",
 		"refund.REFUSED":                 "Refused by the operator",
 		"refund.UNKNOWN":                 "Answer unknown",
@@ -478,6 +494,7 @@ func init() {
 		"tx.refunds":                     "Remboursements",
 		"tx.refund.by":                   "demandé par %s",
 		"refund.REQUESTED":               "Demandé, en attente de réponse",
+		"refund.REQUESTED.cut":           "Demandé, et aucune réponse n'a été enregistrée : la demande a été interrompue. Vérifiez sur le portail de l'opérateur avant de redemander",
 		"refund.REFUNDED":                "Remboursé",
 		"refund.REFUSED":                 "Refusé par l'opérateur",
 		"refund.UNKNOWN":                 "Réponse inconnue",
