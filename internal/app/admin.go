@@ -109,15 +109,21 @@ func (c *cli) merchantApp(ctx context.Context, name string, args []string, more 
 	if err != nil {
 		return nil, "", nil, false, err
 	}
-	ok, err := a.Merchants.Exists(ctx, *merchant)
-	if err == nil && !ok {
-		err = fmt.Errorf("no merchant %.80q in this database: \"momopay merchant list\" shows them", *merchant)
-	}
-	if err != nil {
+	if err := merchantExists(ctx, a, *merchant); err != nil {
 		a.Close()
 		return nil, "", nil, false, err
 	}
 	return a, *merchant, rest, *asJSON, nil
+}
+
+// merchantExists says, as an error, that a merchant id given to a command
+// is none of this database's.
+func merchantExists(ctx context.Context, a *App, id string) error {
+	ok, err := a.Merchants.Exists(ctx, id)
+	if err == nil && !ok {
+		err = fmt.Errorf("no merchant %.80q in this database: \"momopay merchant list\" shows them", id)
+	}
+	return err
 }
 
 func (c *cli) apikeyCreate(ctx context.Context, args []string) error {
@@ -197,6 +203,11 @@ func (c *cli) reconcileList(ctx context.Context, args []string) error {
 		return err
 	}
 	defer a.Close()
+	if *merchant != "" {
+		if err := merchantExists(ctx, a, *merchant); err != nil {
+			return err
+		}
+	}
 	all, err := a.Cases.List(ctx)
 	if err != nil {
 		return err

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/momopay/momopay/internal/operator"
 )
 
 // errHelpShown ends a command that printed its help; Run returns nil.
@@ -29,6 +31,7 @@ var flagEnv = map[string]string{
 	"email": "MOMOPAY_MERCHANT_EMAIL",
 	"to":    "MOMOPAY_BACKUP_TO",
 	"by":    "MOMOPAY_REFUND_BY",
+	"open":  "MOMOPAY_RECONCILE_OPEN",
 }
 
 // envOf is the environment variable of a flag: every flag of every command
@@ -219,14 +222,20 @@ func positionalNames(name string) []string {
 	return out
 }
 
+// count names how many arguments a command got, each by its first 80
+// bytes at most: what was passed is echoed, but not a 100 KB argument whole.
 func count(args []string) string {
+	clipped := make([]string, len(args))
+	for i, a := range args {
+		clipped[i] = operator.Clip(a, 80)
+	}
 	switch len(args) {
 	case 0:
 		return "no arguments"
 	case 1:
-		return fmt.Sprintf("one argument (%s)", args[0])
+		return fmt.Sprintf("one argument (%s)", clipped[0])
 	}
-	return fmt.Sprintf("%d arguments (%s)", len(args), strings.Join(args, " "))
+	return fmt.Sprintf("%d arguments (%s)", len(args), strings.Join(clipped, " "))
 }
 
 func syntaxOf(name string) string {
