@@ -68,7 +68,7 @@ func (d *Dashboard) handlePassword() http.Handler {
 			// Both fields are told at once, so the second try need not
 			// fail on the other one.
 			next := r.PostForm.Get("new")
-			if msg := team.CheckPassword(next, s.User.Email); msg != "" {
+			if msg := team.CheckPassword(next, s.User.Email, s.MerchantName); msg != "" {
 				fields["new"] = passwordProblem(next, msg)
 			}
 			again(http.StatusUnprocessableEntity, "account.wrong", fields)

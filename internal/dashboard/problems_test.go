@@ -63,6 +63,14 @@ func TestFormErrorsInFrench(t *testing.T) {
 		// Long enough, but among the first an attacker tries.
 		shows("a guessable password", br.postForm("/team", url.Values{"email": {"new@example.com"}, "role": {"viewer"}, "password": {"passwordpassword"}}),
 			"Ce mot de passe est trop facile à deviner", `id="new-password-error"`)
+		// Made of the merchant's name ("Test Merchant"), here and on the
+		// account page, whatever else is wrong.
+		shows("the merchant's name as password", br.postForm("/team", url.Values{"email": {"new@example.com"}, "role": {"viewer"}, "password": {"testmerchant2026"}}),
+			"Ce mot de passe est trop facile à deviner", `id="new-password-error"`)
+		shows("the merchant's name as new password", br.postForm("/account/password", url.Values{"current": {password}, "new": {"Test Merchant 1"}}),
+			`id="new-error">Ce mot de passe est trop facile à deviner`)
+		shows("a wrong current password and the merchant's name", br.postForm("/account/password", url.Values{"current": {"not my password"}, "new": {"Test Merchant 1"}}),
+			`id="current-error">Le mot de passe actuel est incorrect.</p>`, `id="new-error">Ce mot de passe est trop facile à deviner`)
 		shows("two bad fields", br.postForm("/team", url.Values{"email": {"not an address"}, "role": {"viewer"}, "password": {"short"}}),
 			"Veuillez corriger les 2 champs ci-dessous.", "Saisissez une adresse e-mail comme nom@exemple.com",
 			`aria-invalid="true" aria-describedby="new-email-error"`, `id="new-password-error"`)

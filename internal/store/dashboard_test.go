@@ -172,6 +172,26 @@ func TestUsers(t *testing.T) {
 		if msg := team.CheckPassword("dev@shop.td2026", owner.Email); msg != "" {
 			t.Errorf("the same password for %s: %q", owner.Email, msg)
 		}
+		// Nor of the merchant's name, for a user added or a password
+		// changed: the store finds the name.
+		z, err := merchants.Create(ctx, "Zephyrine Tchadienne", "owner@zephyrine.td", "correct horse battery", now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		guessable := func(what string, err error) {
+			t.Helper()
+			if e, ok := errors.AsType[*payment.Error](err); !ok || e.Code != payment.EINVALID || e.Fields["password"] != team.PasswordGuessable {
+				t.Errorf("%s: %v, want it refused as guessable", what, err)
+			}
+		}
+		_, err = users.Add(ctx, z.ID, "new@zephyrine.td", team.Viewer, "Zephyrine Tchadienne 1", now)
+		guessable("a user added with the merchant's name as password", err)
+		zs, _ := users.List(ctx, z.ID)
+		_, err = users.SetPassword(ctx, z.ID, zs[0].ID, "", "zephyrinetchadienne2026", now)
+		guessable("a password changed to the merchant's name", err)
+		if _, err := users.Add(ctx, m.ID, "z@shop.td", team.Viewer, "Zephyrine Tchadienne 1", now); err != nil {
+			t.Errorf("the same password at another merchant: %v", err)
+		}
 		// The last owner stays.
 		if _, err := users.SetRole(ctx, m.ID, owner.ID, team.Viewer); !errors.Is(err, team.ErrLastOwner) {
 			t.Errorf("demote the last owner: %v", err)

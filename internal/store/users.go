@@ -44,7 +44,13 @@ func scanUser(row interface{ Scan(...any) error }, extra ...any) (*team.User, er
 // password is kept only as a bcrypt hash.
 func (s *Users) Add(ctx context.Context, merchantID, email string, role team.Role, password string, now time.Time) (*team.User, error) {
 	email = team.NormalizeEmail(email)
-	if err := team.ValidateNew(email, role, password); err != nil {
+	// The merchant's name is one of the words a password must not be
+	// made of; an unknown merchant is refused by the insert.
+	var merchantName string
+	if err := s.db.QueryRowContext(ctx, `SELECT name FROM merchants WHERE id = $1`, merchantID).Scan(&merchantName); err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return nil, err
+	}
+	if err := team.ValidateNew(email, role, password, merchantName); err != nil {
 		return nil, err
 	}
 	hash, err := bcrypt.GenerateFromPassword([]byte(password), PasswordCost)
@@ -148,15 +154,16 @@ func (s *Users) SetPassword(ctx context.Context, merchantID, id, current, passwo
 	if !payment.ValidID(id) {
 		return "", team.ErrNotFound
 	}
-	// The user's email is one of the words their password must not be
-	// built from.
-	var email string
-	if err := s.db.QueryRowContext(ctx, `SELECT email FROM users WHERE merchant_id = $1 AND id = $2`, merchantID, id).Scan(&email); errors.Is(err, sql.ErrNoRows) {
+	// The user's email and the merchant's name are words their password
+	// must not be made of.
+	var email, merchantName string
+	if err := s.db.QueryRowContext(ctx, `SELECT u.email, m.name FROM users u JOIN merchants m ON m.id = u.merchant_id
+		WHERE u.merchant_id = $1 AND u.id = $2`, merchantID, id).Scan(&email, &merchantName); errors.Is(err, sql.ErrNoRows) {
 		return "", team.ErrNotFound
 	} else if err != nil {
 		return "", err
 	}
-	if msg := team.CheckPassword(password, email); msg != "" {
+	if msg := team.CheckPassword(password, email, merchantName); msg != "" {
 		return "", &payment.Error{Code: payment.EINVALID, Message: msg, Fields: map[string]string{"password": msg}}
 	}
 	hash, err := bcrypt.GenerateFromPassword([]byte(password), PasswordCost)

@@ -44,12 +44,30 @@ func CheckPassword(password string, related ...string) string {
 	case len(password) < MinPassword || len(password) > MaxPassword:
 		return "password must be 12 to 72 bytes long"
 	}
+	// The estimate reads repeats of bytes, not of characters: twelve
+	// "é" or six "日本" score as random. A password of fewer than
+	// minDistinct different characters is a repeat whatever they are.
+	if distinct(password) < minDistinct {
+		return PasswordGuessable
+	}
 	// The estimate takes at most a few milliseconds at 72 bytes (its
 	// matching grows with the length, which is bounded above).
 	if zxcvbn.PasswordStrength(password, relatedWords(related)).Score < minStrength {
 		return PasswordGuessable
 	}
 	return ""
+}
+
+// minDistinct is the fewest different characters a password may have.
+const minDistinct = 5
+
+// distinct counts the different characters of s.
+func distinct(s string) int {
+	seen := map[rune]bool{}
+	for _, r := range s {
+		seen[r] = true
+	}
+	return len(seen)
 }
 
 // relatedWords are the words of what a user is known by, for the

@@ -17,6 +17,9 @@ func TestGuessablePasswordsRefused(t *testing.T) {
 		"passwordpassword", "password1234", "Password1234!", "123456789012", "aaaaaaaaaaaa",
 		"qwertyuiop12", "azertyuiop12", "iloveyou12345", "changeme1234", "1a1a1a1a1a1a1a1a",
 		"19701231197012311970", strings.Repeat("password", 9),
+		// Repeats of characters of more than one byte, which the
+		// estimate alone takes for random.
+		strings.Repeat("é", 12), strings.Repeat("日本", 6), strings.Repeat("ñ", 36), strings.Repeat("éàèù", 4),
 	} {
 		if got := team.CheckPassword(p); got != team.PasswordGuessable {
 			t.Errorf("CheckPassword(%q) = %q, want it refused as guessable", p, got)
@@ -24,7 +27,7 @@ func TestGuessablePasswordsRefused(t *testing.T) {
 	}
 	for _, p := range []string{
 		"a long password", "correct horse battery staple", "N-djamena 2026!", "pa55-word-never-logged",
-		"kx7QpR2vLm9TzW4n", strings.Repeat("é", 36),
+		"kx7QpR2vLm9TzW4n", "Ndjaména, où la pluie tombe", "日本の夏はとても暑いです",
 	} {
 		if got := team.CheckPassword(p); got != "" {
 			t.Errorf("CheckPassword(%q) = %q, want it accepted", p, got)
@@ -58,8 +61,14 @@ func TestGuessablePasswordsRefused(t *testing.T) {
 	}
 
 	// The user's own words reach ValidateNew and ValidateMerchant.
-	if err := team.ValidateNew("kadidja.mahamat@boutique-sahel.td", team.Viewer, own); err == nil || !strings.Contains(err.Error(), "too easy to guess") {
+	if err := team.ValidateNew("kadidja.mahamat@boutique-sahel.td", team.Viewer, own, "Sahel"); err == nil || !strings.Contains(err.Error(), "too easy to guess") {
 		t.Errorf("ValidateNew with a password made of the email: %v", err)
+	}
+	if err := team.ValidateNew("dev@example.td", team.Viewer, "Boutique Sahel 1", "Boutique Sahel"); err == nil || !strings.Contains(err.Error(), "too easy to guess") {
+		t.Errorf("ValidateNew with a password made of the merchant's name: %v", err)
+	}
+	if err := team.ValidateNew("dev@example.td", team.Viewer, "Boutique Sahel 1", "Other"); err != nil {
+		t.Errorf("ValidateNew with another merchant's name as password: %v", err)
 	}
 	if err := team.ValidateMerchant("Boutique Sahel", "owner@example.td", "boutiquesahel123"); err == nil || !strings.Contains(err.Error(), "too easy to guess") {
 		t.Errorf("ValidateMerchant with a password made of the name: %v", err)

@@ -77,8 +77,10 @@ var Languages = []string{"en", "fr"}
 func NormalizeEmail(email string) string { return strings.ToLower(strings.TrimSpace(email)) }
 
 // ValidateNew checks the fields of a user to be added (email already
-// normalised), returning an EINVALID *payment.Error naming each bad field.
-func ValidateNew(email string, role Role, password string) error {
+// normalised) to the merchant named merchantName, returning an EINVALID
+// *payment.Error naming each bad field. The password must not be made of
+// the email or the merchant's name (CheckPassword).
+func ValidateNew(email string, role Role, password, merchantName string) error {
 	fields := map[string]string{}
 	if msg := CheckEmail(email); msg != "" {
 		fields["email"] = msg
@@ -86,7 +88,7 @@ func ValidateNew(email string, role Role, password string) error {
 	if !role.Valid() {
 		fields["role"] = "role must be owner, developer or viewer"
 	}
-	if msg := CheckPassword(password, email); msg != "" {
+	if msg := CheckPassword(password, email, merchantName); msg != "" {
 		fields["password"] = msg
 	}
 	return invalid(fields)
