@@ -18,6 +18,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
+
 	"github.com/momopay/momopay/internal/app"
 	"github.com/momopay/momopay/internal/jobs"
 	"github.com/momopay/momopay/internal/operator"
@@ -858,4 +860,42 @@ func TestLateSuccessAfterTimeout(t *testing.T) {
 			t.Errorf("the timeline has %d late outcomes (%v), want both reports", reports, err)
 		}
 	})
+}
+
+// TestCutShortRefundShown: a refund still REQUESTED minutes after it was
+// asked (its process stopped before recording the answer) is shown by
+// "transaction show" as cut short, to be checked in the operator's portal,
+// and still blocks a second refund; one asked just now is not.
+func TestCutShortRefundShown(t *testing.T) {
+	t.Parallel()
+	db := migrated(t, "sqlite")
+	env := map[string]string{"MOMOPAY_DATABASE_URL": db}
+	merchant := cliJSON(t, env, "correct horse battery\n", "merchant", "create", "--name", "S", "--email", "s@example.td", "--password-stdin")["id"].(string)
+	a, err := app.Open(t.Context(), app.Config{DatabaseURL: db, Logger: quietLog})
+	if err != nil {
+		t.Fatal(err)
+	}
+	old, fresh := initiateAirtel(t, a, merchant, "cut-1", "+23566000001"), initiateAirtel(t, a, merchant, "cut-2", "+23566000001")
+	for _, tx := range []*payment.Transaction{old, fresh} {
+		if _, _, err := a.AnswerSandboxPayment(t.Context(), merchant, tx.ID, true); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for tx, asked := range map[string]time.Time{old.ID: time.Now().Add(-5 * time.Minute), fresh.ID: time.Now()} {
+		if err := a.Refunds.StartRefund(t.Context(), &payment.Refund{ID: uuid.NewString(), MerchantID: merchant, TransactionID: tx,
+			Amount: 5000, RequestedBy: "ops", Status: payment.RefundRequested, RequestedAt: asked}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	a.Close()
+	const cut = "the request was cut short; check the operator's portal"
+	if out, _, err := cliRun(t, env, "", "transaction", "show", old.ID); err != nil || !strings.Contains(out, "REQUESTED by ops") || !strings.Contains(out, cut) {
+		t.Errorf("transaction show, a refund asked 5 minutes ago: %v\n%s", err, out)
+	}
+	if out, _, err := cliRun(t, env, "", "transaction", "show", fresh.ID); err != nil || !strings.Contains(out, "REQUESTED by ops") || strings.Contains(out, cut) {
+		t.Errorf("transaction show, a refund asked just now: %v\n%s", err, out)
+	}
+	if _, _, err := cliRun(t, env, "", "refund", old.ID); err == nil || !strings.Contains(err.Error(), "already has a refund under way or done") {
+		t.Errorf("a refund after one cut short: %v", err)
+	}
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"time"
 	"unicode/utf8"
 
 	"github.com/momopay/momopay/internal/payment"
@@ -175,8 +176,13 @@ func (c *cli) transactionShow(ctx context.Context, args []string) error {
 		} {
 			fmt.Fprintf(w, "%s\t%s\n", row[0], row[1])
 		}
+		now := time.Now()
 		for _, r := range refunds {
-			fmt.Fprintf(w, "refund\t%s %s by %s at %s %s\n", r.ID, r.Status, r.RequestedBy, payment.FormatTime(r.RequestedAt), r.OperatorCode)
+			note := ""
+			if r.CutShort(now) {
+				note = " (no answer recorded: the request was cut short; check the operator's portal before asking again)"
+			}
+			fmt.Fprintf(w, "refund\t%s %s by %s at %s %s%s\n", r.ID, r.Status, r.RequestedBy, payment.FormatTime(r.RequestedAt), r.OperatorCode, note)
 		}
 	})
 	return nil

@@ -178,8 +178,19 @@ func TestReconciliationPages(t *testing.T) {
 		if !strings.Contains(last.body, `<a href="/reconciliation?open=1">← Newest</a>`) {
 			t.Error("the open filter's later page does not lead back to its own newest")
 		}
-		// A before that is no case of this merchant: an empty page.
-		if r := owner.get("/reconciliation?before=01a201a5-ff55-7e2e-9bdb-ebdaee74e215"); r.status != http.StatusOK || caseID.MatchString(r.body) {
+		// Every case of the open filter's second page resolved there: the
+		// page it leads back to says so and links to the newest.
+		var back string
+		for _, id := range open[1] {
+			r := owner.postForm("/reconciliation/"+id+"/resolve?"+url.Values{"open": {"1"}, "before": {open[0][49]}}.Encode(), url.Values{"note": {"done"}})
+			back = r.header.Get("Location")
+		}
+		if r := owner.get(back); r.status != http.StatusOK || caseID.MatchString(r.body) ||
+			!strings.Contains(r.body, "No case on this page (those it showed may have been resolved)") || !strings.Contains(r.body, `<a href="/reconciliation?open=1">← Newest</a>`) {
+			t.Errorf("%s once its cases are resolved: %d, not an empty page leading to the newest", back, r.status)
+		}
+		// A before that is no case of this merchant: the same.
+		if r := owner.get("/reconciliation?before=01a201a5-ff55-7e2e-9bdb-ebdaee74e215"); r.status != http.StatusOK || caseID.MatchString(r.body) || !strings.Contains(r.body, "← Newest") {
 			t.Errorf("an unknown before: %d", r.status)
 		}
 	})

@@ -310,15 +310,10 @@ type transactionPage struct {
 	now     time.Time
 }
 
-// refundAnswerWait is how long a refund may be asked with no answer
-// recorded before the page stops saying "no answer yet": the operator is
-// given 20 s, so one still REQUESTED a minute later was cut short (the
-// asking process stopped), and only the operator's portal can tell.
-const refundAnswerWait = time.Minute
-
-// RefundState is the catalogue key of a refund's state.
+// RefundState is the catalogue key of a refund's state: one cut short
+// (payment.Refund.CutShort) no longer says "no answer yet".
 func (p *transactionPage) RefundState(r payment.Refund) string {
-	if r.Status == payment.RefundRequested && p.now.Sub(r.RequestedAt) > refundAnswerWait {
+	if r.CutShort(p.now) {
 		return "refund.REQUESTED.cut"
 	}
 	return "refund." + string(r.Status)

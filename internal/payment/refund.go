@@ -87,6 +87,14 @@ var ErrRefundExists = &Error{Code: EUNPROCESSABLE, Message: "this payment alread
 // refundTimeout bounds one refund request to the operator.
 const refundTimeout = 20 * time.Second
 
+// CutShort reports a refund still REQUESTED well after the operator's
+// answer was due (a minute, three times refundTimeout): the process
+// asking stopped before recording it, and only the operator's portal can
+// say whether the money moved.
+func (r Refund) CutShort(now time.Time) bool {
+	return r.Status == RefundRequested && now.Sub(r.RequestedAt) > 3*refundTimeout
+}
+
 // An auto-refund the operator could not be reached for is tried
 // autoRefundTries times in all, autoRefundRetry after the first, then
 // twice as long after each (1, 2, 4, 8 minutes): an outage of the
