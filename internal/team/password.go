@@ -18,7 +18,7 @@ const (
 // PasswordGuessable is CheckPassword's refusal of a password that an
 // attacker would try early. The dashboard tells it from the length and
 // character refusals by this text.
-const PasswordGuessable = "password is too easy to guess (a common password, a word with digits, a keyboard row, a repeat, or your own email or name): a few unrelated words are better"
+const PasswordGuessable = "password is too easy to guess (a common password, a word with digits, a keyboard row, a repeat, your email or the merchant's name): a few unrelated words are better"
 
 // minStrength is the zxcvbn score a new password must reach: 3 means an
 // estimated 10^8 guesses or more. Length alone does not give that
