@@ -30,6 +30,7 @@ import (
 	"github.com/momopay/momopay/internal/team"
 	"github.com/momopay/momopay/internal/testdb"
 	"github.com/momopay/momopay/internal/testlog"
+	"github.com/momopay/momopay/internal/testserver"
 )
 
 func initiateAirtel(t *testing.T, a *app.App, merchant, ref, phone string) *payment.Transaction {
@@ -209,19 +210,8 @@ func TestLateCallbackWaitsForNoRefund(t *testing.T) {
 		if _, err := a.Refunds.SetAutoRefundLateSuccess(ctx, m, true); err != nil {
 			t.Fatal(err)
 		}
-		tx := initiateAirtel(t, a, m, "late-callback", "+23566000000")
-		clk.Advance(tx.ExpiresAt.Sub(clk.Now()))
-		if _, err := a.Payments.Expire(ctx, m, tx.ID); err != nil {
-			t.Fatal(err)
-		}
+		tx := lateAirtelSuccess(t, a, sim, clk, m, "late-callback")
 		assertStatus(t, a, m, tx.ID, payment.StatusTimeout)
-		if err := sim.AnswerPayment(ctx, tx.InternalRef, true); err != nil {
-			t.Fatal(err)
-		}
-		paid := operator.Outcome{State: operator.Succeeded, Code: "TS", OperatorRef: airtelsim.AirtelMoneyID(tx.InternalRef)}
-		if err := a.Payments.HandleCallback(ctx, payment.OperatorAirtel, operator.Callback{Ref: tx.InternalRef, Outcome: paid}); err != nil {
-			t.Fatal(err)
-		}
 		select {
 		case <-asked:
 			t.Fatal("the callback asked Airtel for the refund itself")
@@ -239,6 +229,27 @@ func TestLateCallbackWaitsForNoRefund(t *testing.T) {
 			t.Fatalf("after the job: %+v %v, want one REFUNDED", refunds, err)
 		}
 	})
+}
+
+// lateAirtelSuccess makes an Airtel payment of merchant end TIMEOUT at its
+// expires_at, then has its payer confirm it and Airtel's callback report
+// the SUCCESS: a late SUCCESS, whose auto-refund job is then queued.
+func lateAirtelSuccess(t *testing.T, a *app.App, sim *airtelsim.Simulator, clk *testserver.Clock, merchant, ref string) *payment.Transaction {
+	t.Helper()
+	ctx := t.Context()
+	tx := initiateAirtel(t, a, merchant, ref, "+23566000000")
+	clk.Advance(tx.ExpiresAt.Sub(clk.Now()))
+	if _, err := a.Payments.Expire(ctx, merchant, tx.ID); err != nil {
+		t.Fatal(err)
+	}
+	if err := sim.AnswerPayment(ctx, tx.InternalRef, true); err != nil {
+		t.Fatal(err)
+	}
+	paid := operator.Outcome{State: operator.Succeeded, Code: "TS", OperatorRef: airtelsim.AirtelMoneyID(tx.InternalRef)}
+	if err := a.Payments.HandleCallback(ctx, payment.OperatorAirtel, operator.Callback{Ref: tx.InternalRef, Outcome: paid}); err != nil {
+		t.Fatal(err)
+	}
+	return tx
 }
 
 // TestAutoRefundNotSent: an auto-refund for which Airtel could not be
@@ -269,18 +280,7 @@ func TestAutoRefundNotSent(t *testing.T) {
 		if _, err := a.Refunds.SetAutoRefundLateSuccess(ctx, m, true); err != nil {
 			t.Fatal(err)
 		}
-		tx := initiateAirtel(t, a, m, "late-unreachable", "+23566000000")
-		clk.Advance(tx.ExpiresAt.Sub(clk.Now()))
-		if _, err := a.Payments.Expire(ctx, m, tx.ID); err != nil {
-			t.Fatal(err)
-		}
-		if err := sim.AnswerPayment(ctx, tx.InternalRef, true); err != nil {
-			t.Fatal(err)
-		}
-		paid := operator.Outcome{State: operator.Succeeded, Code: "TS", OperatorRef: airtelsim.AirtelMoneyID(tx.InternalRef)}
-		if err := a.Payments.HandleCallback(ctx, payment.OperatorAirtel, operator.Callback{Ref: tx.InternalRef, Outcome: paid}); err != nil {
-			t.Fatal(err)
-		}
+		tx := lateAirtelSuccess(t, a, sim, clk, m, "late-unreachable")
 
 		// The access token of the expiry check's enquiry has expired by
 		// the time the refund is made, and a new one cannot be had.

@@ -64,22 +64,13 @@ func (d *Dashboard) reconciliationPage(r *http.Request, openOnly bool) (*reconci
 	if err != nil {
 		return nil, err
 	}
-	page := &reconciliationPage{layout: layout{Title: "rc.title", Nav: "reconciliation"}, OpenOnly: openOnly}
-	filter := url.Values{}
-	if openOnly {
-		filter.Set("open", "1")
-	}
+	page := &reconciliationPage{layout: layout{Title: "rc.title", Nav: "reconciliation"}, OpenOnly: openOnly, Query: casesQuery(openOnly, before)}
 	if before != "" {
-		page.NewestURL = "/reconciliation"
-		if len(filter) > 0 {
-			page.NewestURL += "?" + filter.Encode()
-		}
+		page.NewestURL = casesURL(openOnly, "")
 	}
-	page.Query = pageQuery(r.URL.Query())
 	if len(cases) > casesPerPage {
 		cases = cases[:casesPerPage]
-		filter.Set("before", cases[len(cases)-1].ID)
-		page.NextURL = "/reconciliation?" + filter.Encode()
+		page.NextURL = casesURL(openOnly, cases[len(cases)-1].ID)
 	}
 	ids := make([]string, len(cases))
 	for i, c := range cases {
@@ -171,26 +162,31 @@ func (d *Dashboard) handleCaseResolve() http.Handler {
 			return
 		}
 		d.Audit(r.Context(), team.ActionCaseResolved, c.ID+" (transaction "+c.TransactionID+")")
-		back := "/reconciliation"
-		if q := pageQuery(r.URL.Query()); q != "" {
-			back += "?" + q
-		}
-		d.redirectWithFlash(w, r, back, "rc.resolved.flash", "")
+		q := r.URL.Query()
+		d.redirectWithFlash(w, r, casesURL(q.Get("open") == "1", q.Get("before")), "rc.resolved.flash", "")
 	})
 }
 
-// pageQuery is the part of a resolve form's query that names the page it
-// was on (open, and before when it is an id), re-encoded: nothing else
-// from the query reaches the redirect.
-func pageQuery(q url.Values) string {
-	own := url.Values{}
-	if q.Get("open") == "1" {
-		own.Set("open", "1")
+// casesQuery is the query of a page of cases: only the open ones when
+// openOnly, after the case before when it is an id ("" for the newest).
+// Nothing else from a request reaches a link, a form or a redirect.
+func casesQuery(openOnly bool, before string) string {
+	q := url.Values{}
+	if openOnly {
+		q.Set("open", "1")
 	}
-	if b := q.Get("before"); payment.ValidID(b) {
-		own.Set("before", b)
+	if payment.ValidID(before) {
+		q.Set("before", before)
 	}
-	return own.Encode()
+	return q.Encode()
+}
+
+// casesURL is the address of a page of cases (casesQuery).
+func casesURL(openOnly bool, before string) string {
+	if q := casesQuery(openOnly, before); q != "" {
+		return "/reconciliation?" + q
+	}
+	return "/reconciliation"
 }
 
 func init() {

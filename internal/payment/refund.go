@@ -197,8 +197,8 @@ func (s *Service) AutoRefund(ctx context.Context, merchantID, id string) (time.D
 			return 0, err
 		}
 		tries := 0
-		for _, r := range refunds {
-			if r.Status == RefundNotSent {
+		for _, prior := range refunds {
+			if prior.Status == RefundNotSent {
 				tries++
 			}
 		}
