@@ -58,9 +58,16 @@ func (b *bundle) count(path string) int64 {
 // setup serves the simulator, with wrap (if any) around its handler.
 func setup(t *testing.T, wrap func(http.Handler) http.Handler, tune func(*airtel.Config)) *bundle {
 	t.Helper()
+	return setupLedger(t, nil, wrap, tune)
+}
+
+// setupLedger is setup with a simulator keeping its records in ledger, as
+// the sandbox's does in momopay's database.
+func setupLedger(t *testing.T, ledger airtelsim.Ledger, wrap func(http.Handler) http.Handler, tune func(*airtel.Config)) *bundle {
+	t.Helper()
 	b := &bundle{clk: &clock{now: time.Date(2026, 11, 22, 8, 0, 0, 0, time.UTC)}, log: &bytes.Buffer{}}
 	b.sim = airtelsim.New(airtelsim.Config{ClientID: clientID, ClientSecret: clientSecret, CallbackSecret: []byte("cb-secret"), Now: b.clk.Now,
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+		Ledger: ledger, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	h := b.sim.Handler()
 	if wrap != nil {
 		h = wrap(h)
@@ -267,19 +274,69 @@ func TestSimulatorOutage(t *testing.T) {
 }
 
 // TestDuplicatePush: pushing the same transaction.id again (our first push's
-// answer was lost) gets ESB000041 from Airtel: the push is taken.
+// answer was lost) gets ESB000041 from Airtel: the push is taken. So it is
+// with a ledger too, where the simulator keeps only when each id was
+// pushed, and the payment itself is read from the ledger.
 func TestDuplicatePush(t *testing.T) {
 	t.Parallel()
-	b := setup(t, nil, nil)
-	p := pay(airtelsim.PhoneSuccess)
-	for i := range 2 {
-		if _, err := b.ad.RequestPayment(t.Context(), p); err != nil {
-			t.Fatalf("push %d: %v", i, err)
-		}
+	for _, withLedger := range []bool{false, true} {
+		t.Run(fmt.Sprintf("ledger=%v", withLedger), func(t *testing.T) {
+			t.Parallel()
+			p := pay(airtelsim.PhoneSuccess)
+			var ledger airtelsim.Ledger
+			if withLedger {
+				// momopay writes the payment before it pushes.
+				ledger = &mapLedger{records: map[string]airtelsim.Record{p.Ref: {ID: p.Ref, MSISDN: strings.TrimPrefix(p.PhoneNumber, "+235"), Amount: p.Amount,
+					RequestedAt: time.Date(2026, 11, 22, 8, 0, 0, 0, time.UTC)}}}
+			}
+			var exists atomic.Int64 // answers ESB000041
+			b := setupLedger(t, ledger, func(sim http.Handler) http.Handler {
+				return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+					rec := httptest.NewRecorder()
+					sim.ServeHTTP(rec, r)
+					if bytes.Contains(rec.Body.Bytes(), []byte("ESB000041")) {
+						exists.Add(1)
+					}
+					w.WriteHeader(rec.Code)
+					w.Write(rec.Body.Bytes())
+				})
+			}, nil)
+			for i := range 2 {
+				if _, err := b.ad.RequestPayment(t.Context(), p); err != nil {
+					t.Fatalf("push %d: %v", i, err)
+				}
+			}
+			if n, dup := b.sim.Pushes(), exists.Load(); n != 2 || dup != 1 {
+				t.Fatalf("%d pushes reached Airtel, %d answered that the id exists", n, dup)
+			}
+			b.clk.Advance(2 * time.Second) // the simulator's default answer delay
+			if o := status(t, b, p); o.State != operator.Succeeded {
+				t.Fatalf("after the answer delay: %+v", o)
+			}
+		})
 	}
-	if n := b.sim.Pushes(); n != 2 {
-		t.Fatalf("%d pushes reached Airtel", n)
-	}
+}
+
+// mapLedger is an airtelsim.Ledger in memory.
+type mapLedger struct {
+	mu      sync.Mutex
+	records map[string]airtelsim.Record
+}
+
+func (l *mapLedger) Payment(_ context.Context, id string) (airtelsim.Record, bool, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	r, ok := l.records[id]
+	return r, ok, nil
+}
+
+func (l *mapLedger) Answer(_ context.Context, id string, approve bool) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	r := l.records[id]
+	r.Answered, r.Approved = true, approve
+	l.records[id] = r
+	return nil
 }
 
 // TestTokenLifecycle: one token serves many calls; it is renewed before it

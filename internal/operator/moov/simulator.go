@@ -44,9 +44,10 @@ const AnswerDelay = 2 * time.Second
 // learnt by getTransactionStatus only.
 //
 // It knows payments by the externaldata1 of their push (momopay's
-// internal_ref) and by the referenceid it gave. Given a Ledger, it also
-// finds payments pushed before a restart or by another process, and the
-// answers given by hand in any process.
+// internal_ref) and by the referenceid it gave. Given a Ledger, it reads
+// every payment from it, and keeps none in memory: the ledger also has the
+// payments pushed before a restart or by another process, and the answers
+// given by hand in any process.
 type Simulator struct {
 	cfg SimulatorConfig
 
@@ -211,18 +212,31 @@ func (s *Simulator) push(r pushRequest) answer {
 	if phone == PhoneUnavailable {
 		return answer{Status: strconv.Itoa(codeBusy), Description: "SYSTEM_BUSY"}
 	}
+	id := referenceID(r.ExternalData1)
+	if s.cfg.Ledger == nil {
+		s.remember(r.ExternalData1, id, phone, r.Amount)
+	}
+	return answer{Status: strconv.Itoa(codePending), Description: "PENDING", ReferenceID: id, TransID: r.ExternalData1}
+}
+
+// remember keeps a push in memory, when there is no Ledger. (With one,
+// the ledger has the payment already, since momopay writes it before
+// pushing: a copy in memory would only cost a busy sandbox megabytes.)
+func (s *Simulator) remember(ref, referenceid, phone string, amount int64) {
 	now := s.cfg.Now()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if now.Sub(s.pruned) > time.Minute {
 		s.prune(now)
 	}
-	id := referenceID(r.ExternalData1)
-	if rec := s.records[r.ExternalData1]; rec == nil {
-		s.records[r.ExternalData1] = &Record{Ref: r.ExternalData1, PhoneNumber: phone, Amount: r.Amount, RequestedAt: now}
+	if rec := s.records[ref]; rec == nil {
+		s.records[ref] = &Record{Ref: ref, PhoneNumber: phone, Amount: amount, RequestedAt: now}
 	}
-	s.refs[id] = r.ExternalData1
-	return answer{Status: strconv.Itoa(codePending), Description: "PENDING", ReferenceID: id, TransID: r.ExternalData1}
+	if refOf(referenceid) != ref {
+		// Only a ref that is not one of our internal_refs needs this
+		// way back from its referenceid; refOf finds ours.
+		s.refs[referenceid] = ref
+	}
 }
 
 // simMemory is how long the simulator keeps a payment in memory: longer

@@ -2,6 +2,7 @@ package moov
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"io"
@@ -60,6 +61,29 @@ func TestSimulatorPayerNumbers(t *testing.T) {
 			t.Fatalf("got %v, want UnavailableError with retry after %s", err, BusyRetryAfter)
 		}
 	})
+}
+
+// TestSimulatorOtherRefs: a push whose externaldata1 is not one of our
+// internal_refs (its referenceid cannot be read back into it) is still
+// found by the referenceid it was given, and by its externaldata1.
+func TestSimulatorOtherRefs(t *testing.T) {
+	t.Parallel()
+	b, _ := withSimulator(t)
+	ctx := context.Background()
+	p := payment(b, PhoneSuccess)
+	p.Ref = "order-1001"
+	ref, err := b.op.RequestPayment(ctx, p)
+	if err != nil || ref == "" || refOf(ref) != "" {
+		t.Fatalf("push: %q, %v", ref, err)
+	}
+	b.clock.Advance(AnswerDelay)
+	byRef := p
+	byRef.OperatorRef = ref
+	for _, q := range []operator.Payment{byRef, p} {
+		if o, err := b.op.PaymentStatus(ctx, q); err != nil || o.State != operator.Succeeded {
+			t.Fatalf("asked by %q: %+v, %v", cmp.Or(q.OperatorRef, q.Ref), o, err)
+		}
+	}
 }
 
 // TestSimulatorAnswerByHand plays the payer: an unscripted number waits

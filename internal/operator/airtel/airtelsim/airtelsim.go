@@ -89,16 +89,23 @@ type Config struct {
 type Simulator struct {
 	cfg Config
 
-	mu       sync.Mutex
-	tokens   map[string]time.Time // access token -> expiry
-	records  map[string]*Record   // by transaction.id
-	refunded map[string]bool      // by transaction.id
+	mu     sync.Mutex
+	tokens map[string]time.Time // access token -> expiry
+	// pushed is when each transaction.id was pushed (Unix nanoseconds):
+	// what refuses a second push of one id, and what prune reads.
+	pushed map[string]int64
+	// records holds the pushes themselves, only without a Ledger: with
+	// one, the ledger has every payment, and a second copy in memory
+	// would cost a sandbox taking 100 payments a second some 60 MB over
+	// keepRecords.
+	records  map[string]*Record // by transaction.id
+	refunded map[string]bool    // by transaction.id
 	pushes   int
 	pruned   time.Time
 }
 
 // keepRecords is how long the simulator's memory keeps a push: longer than
-// any payment stays PENDING. (With a Ledger, the ledger keeps them.)
+// any payment stays PENDING.
 const keepRecords = time.Hour
 
 // prune forgets old pushes and expired tokens, at most once a minute, so a
@@ -108,8 +115,9 @@ func (s *Simulator) prune(now time.Time) {
 		return
 	}
 	s.pruned = now
-	for id, r := range s.records {
-		if now.Sub(r.RequestedAt) > keepRecords {
+	for id, at := range s.pushed {
+		if now.Sub(time.Unix(0, at)) > keepRecords {
+			delete(s.pushed, id)
 			delete(s.records, id)
 			delete(s.refunded, id)
 		}
@@ -141,7 +149,7 @@ func New(cfg Config) *Simulator {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	return &Simulator{cfg: cfg, tokens: map[string]time.Time{}, records: map[string]*Record{}, refunded: map[string]bool{}}
+	return &Simulator{cfg: cfg, tokens: map[string]time.Time{}, pushed: map[string]int64{}, records: map[string]*Record{}, refunded: map[string]bool{}}
 }
 
 // Handler serves Airtel's API.
@@ -262,12 +270,16 @@ func (s *Simulator) handlePush(w http.ResponseWriter, r *http.Request) {
 		refusal(w, http.StatusOK, "ESB000011", "Failed: service temporarily unavailable")
 		return
 	}
+	now := s.cfg.Now()
 	s.mu.Lock()
-	s.prune(s.cfg.Now())
-	_, dup := s.records[b.Transaction.ID]
+	s.prune(now)
+	_, dup := s.pushed[b.Transaction.ID]
 	s.pushes++
 	if !dup {
-		s.records[b.Transaction.ID] = &Record{ID: b.Transaction.ID, MSISDN: msisdn, Amount: amount, RequestedAt: s.cfg.Now()}
+		s.pushed[b.Transaction.ID] = now.UnixNano()
+		if s.cfg.Ledger == nil {
+			s.records[b.Transaction.ID] = &Record{ID: b.Transaction.ID, MSISDN: msisdn, Amount: amount, RequestedAt: now}
+		}
 	}
 	s.mu.Unlock()
 	if dup {
