@@ -2,6 +2,7 @@ package webhook_test
 
 import (
 	"context"
+	"database/sql"
 	"flag"
 	"fmt"
 	"net/http"
@@ -10,6 +11,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/google/uuid"
 
 	"github.com/momopay/momopay/internal/app"
 	"github.com/momopay/momopay/internal/operator/sandbox"
@@ -130,6 +133,25 @@ func waitDelivered(b *testing.B, a *app.App, received *atomic.Int64, want int) {
 // LISTEN/NOTIFY; on SQLite it polls. It reports
 // the median and the 95th percentile.
 func BenchmarkSettleToReceived(b *testing.B) {
+	settleToReceived(b, 0)
+}
+
+// backlog is how many deliveries BenchmarkSettleToReceivedBehindABacklog
+// queues for the endpoint that never answers.
+var backlog = flag.Int("webhook.backlog", 20000, "deliveries waiting behind a dead endpoint in BenchmarkSettleToReceivedBehindABacklog")
+
+// BenchmarkSettleToReceivedBehindABacklog is BenchmarkSettleToReceived
+// while another merchant's endpoint, which never answers, holds its bound
+// of workers and has -webhook.backlog deliveries due behind them: how
+// much one merchant's dead receiver costs everybody else. A look that
+// walked every due delivery walked that whole backlog each time.
+func BenchmarkSettleToReceivedBehindABacklog(b *testing.B) {
+	settleToReceived(b, *backlog)
+}
+
+// settleToReceived runs BenchmarkSettleToReceived with backlog deliveries
+// of another merchant due to an endpoint that never answers.
+func settleToReceived(b *testing.B, backlog int) {
 	for _, engine := range testdb.Engines {
 		b.Run(engine, func(b *testing.B) {
 			ctx := context.Background()
@@ -149,9 +171,16 @@ func BenchmarkSettleToReceived(b *testing.B) {
 			if _, err := a.Webhooks.CreateEndpoint(ctx, merchant, rc.URL); err != nil {
 				b.Fatal(err)
 			}
+			if backlog > 0 {
+				queueBehindDeadEndpoint(b, f, backlog)
+			}
 			d := a.Webhooks.NewDispatcher(webhook.DispatchConfig{})
 			d.Start(ctx)
-			defer d.Stop(ctx)
+			defer func() {
+				stop, cancel := context.WithTimeout(ctx, time.Second) // the dead endpoint's attempts are cut
+				defer cancel()
+				d.Stop(stop)
+			}()
 			waits := make([]time.Duration, 0, b.N)
 			b.ResetTimer()
 			for i := range b.N {
@@ -176,9 +205,48 @@ func BenchmarkSettleToReceived(b *testing.B) {
 					b.Fatal("no webhook within 30 s")
 				}
 			}
+			b.StopTimer() // not the dispatcher's stop
 			slices.Sort(waits)
 			b.ReportMetric(float64(waits[len(waits)/2].Microseconds())/1000, "p50-ms")
 			b.ReportMetric(float64(waits[len(waits)*95/100].Microseconds())/1000, "p95-ms")
 		})
+	}
+}
+
+// queueBehindDeadEndpoint gives a new merchant an endpoint that never
+// answers (until the benchmark ends) and n deliveries due to it, written
+// straight into the table (test deliveries, which need no payment each).
+func queueBehindDeadEndpoint(b *testing.B, f *fixture, n int) {
+	b.Helper()
+	ctx := context.Background()
+	done := make(chan struct{})
+	dead := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-done:
+		case <-r.Context().Done():
+		}
+	}))
+	b.Cleanup(dead.Close)
+	b.Cleanup(func() { close(done) })
+	merchant := f.newMerchant(b)
+	e, err := f.app.Webhooks.CreateEndpoint(ctx, merchant, dead.URL)
+	if err != nil {
+		b.Fatal(err)
+	}
+	db := f.app.DB
+	due := db.Time(time.Now().Add(-time.Minute))
+	err = db.InTx(ctx, func(tx *sql.Tx) error {
+		for range n {
+			if _, err := tx.ExecContext(ctx, `INSERT INTO webhook_deliveries
+				(id, merchant_id, endpoint_id, event, transaction_id, test, payload, state, attempts, next_attempt_at, created_at, updated_at)
+				VALUES ($1, $2, $3, 'payment.succeeded', NULL, TRUE, '{}', 'pending', 0, $4, $4, $4)`,
+				uuid.NewString(), merchant, e.ID, due); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		b.Fatal(err)
 	}
 }

@@ -277,7 +277,7 @@ func (d *Dispatcher) dispatch(ctx, attempts context.Context) (again bool, err er
 	if free <= 0 {
 		return false, nil // an attempt ending wakes us
 	}
-	due, err := d.s.due(ctx, free, skip, full, busy)
+	due, err := d.s.due(ctx, free, d.perEndpoint, skip, full, busy)
 	if err != nil {
 		return false, err
 	}

@@ -15,40 +15,105 @@ import (
 // the depth of the queue for the metrics.
 
 // due reads up to limit deliveries that are due and that no attempt holds,
-// oldest first, leaving out the deliveries in skip, the endpoints in full
-// and the merchants in busy.
+// oldest first, at most perEndpoint of any one endpoint, leaving out the
+// deliveries in skip, the endpoints in full and the merchants in busy.
 //
-// It must walk webhook_deliveries_pending_next (the partial index of the
-// pending deliveries, by next_attempt_at) in order and stop at the limit,
-// so that a look costs the same with ten or a hundred thousand deliveries
-// due. PostgreSQL's statistics trail a burst: a table that gained
-// thousands of due deliveries in seconds is still planned as holding a
-// few dozen, and then the planner reads every due one and sorts them, for
-// every look (7-10 ms a look at 10,000 due). So the look picks its ids
-// alone (the join cannot be planned first), in a transaction where
-// sorting is ruled out, leaving the index walk as the plan. SQLite's
-// planner walks the index for the ORDER BY by itself.
-func (s *Service) due(ctx context.Context, limit int, skip, full, busy []string) ([]*target, error) {
-	q := `WITH due AS MATERIALIZED (
-			SELECT id FROM webhook_deliveries
-			WHERE state = 'pending' AND next_attempt_at <= $1 AND (lease_until IS NULL OR lease_until <= $1)
-			AND ` + s.notIn("id", 3) + ` AND ` + s.notIn("endpoint_id", 4) + ` AND ` + s.notIn("merchant_id", 5) + `
-			ORDER BY next_attempt_at LIMIT $2)
-		SELECT ` + targetColumns + ` FROM due JOIN webhook_deliveries d ON d.id = due.id ` + targetJoin
-	args := []any{s.db.Time(s.stamp()), limit, s.idList(skip), s.idList(full), s.idList(busy)}
+// A look must cost the same whatever the backlog of the endpoints and
+// merchants it leaves out: walking every pending delivery by
+// next_attempt_at, as it once did, walked past all of theirs, and a
+// merchant with 200,000 deliveries to receivers that never answer kept a
+// core busy and delayed every other merchant's webhooks by seconds. So a
+// look first finds the endpoints that have pending deliveries, one index
+// step each (a skip scan of webhook_deliveries_pending_endpoint), leaves
+// out the full and busy ones, and then reads at most perEndpoint due
+// deliveries of each from the same index. Its cost grows with the number
+// of endpoints that have deliveries in play, not with how many they have.
+func (s *Service) due(ctx context.Context, limit, perEndpoint int, skip, full, busy []string) ([]*target, error) {
+	now := s.db.Time(s.stamp())
 	if s.db.Dialect == store.SQLite {
-		return scanTargets(s.db.Reader().QueryContext(ctx, q, args...))
+		return s.dueSQLite(ctx, now, limit, perEndpoint, skip, full, busy)
 	}
-	var out []*target
-	err := s.db.InTx(ctx, func(tx *sql.Tx) error {
-		if _, err := tx.ExecContext(ctx, `SET LOCAL enable_sort = off`); err != nil {
-			return err
+	// PostgreSQL: the same in one statement, each endpoint's deliveries
+	// read by a LATERAL subquery.
+	q := `WITH RECURSIVE eps(endpoint_id) AS (
+			(SELECT endpoint_id FROM webhook_deliveries WHERE state = 'pending' ORDER BY endpoint_id LIMIT 1)
+			UNION ALL
+			SELECT (SELECT w.endpoint_id FROM webhook_deliveries w
+				WHERE w.state = 'pending' AND w.endpoint_id > eps.endpoint_id ORDER BY w.endpoint_id LIMIT 1)
+			FROM eps WHERE eps.endpoint_id IS NOT NULL
+		), due AS MATERIALIZED (
+			SELECT x.id, x.next_attempt_at FROM eps
+			JOIN webhook_endpoints e ON e.id = eps.endpoint_id
+			CROSS JOIN LATERAL (
+				SELECT w.id, w.next_attempt_at FROM webhook_deliveries w
+				WHERE w.endpoint_id = eps.endpoint_id AND w.state = 'pending' AND w.next_attempt_at <= $1
+				AND (w.lease_until IS NULL OR w.lease_until <= $1) AND ` + s.notIn("w.id", 4) + `
+				ORDER BY w.next_attempt_at LIMIT $3) x
+			WHERE ` + s.notIn("e.id", 5) + ` AND ` + s.notIn("e.merchant_id", 6) + `
+			ORDER BY x.next_attempt_at LIMIT $2)
+		SELECT ` + targetColumns + ` FROM due JOIN webhook_deliveries d ON d.id = due.id ` + targetJoin + `
+		ORDER BY d.next_attempt_at`
+	return scanTargets(s.db.QueryContext(ctx, q, replanned, now, limit, perEndpoint, s.idList(skip), s.idList(full), s.idList(busy)))
+}
+
+// dueSQLite is due on SQLite, which has no LATERAL: one query finds the
+// endpoints with due deliveries, oldest first, and one query per endpoint
+// reads its deliveries (all in process, so the queries cost no round
+// trips).
+func (s *Service) dueSQLite(ctx context.Context, now any, limit, perEndpoint int, skip, full, busy []string) ([]*target, error) {
+	rows, err := s.db.Reader().QueryContext(ctx, `WITH RECURSIVE eps(endpoint_id) AS (
+			SELECT (SELECT min(endpoint_id) FROM webhook_deliveries WHERE state = 'pending')
+			UNION ALL
+			SELECT (SELECT min(w.endpoint_id) FROM webhook_deliveries w WHERE w.state = 'pending' AND w.endpoint_id > eps.endpoint_id)
+			FROM eps WHERE eps.endpoint_id IS NOT NULL
+		), heads AS (
+			SELECT e.id, (SELECT min(w.next_attempt_at) FROM webhook_deliveries w
+				WHERE w.endpoint_id = e.id AND w.state = 'pending' AND (w.lease_until IS NULL OR w.lease_until <= $1)) AS oldest
+			FROM eps JOIN webhook_endpoints e ON e.id = eps.endpoint_id
+			WHERE `+s.notIn("e.id", 3)+` AND `+s.notIn("e.merchant_id", 4)+`)
+		SELECT id FROM heads WHERE oldest <= $1 ORDER BY oldest LIMIT $2`, now, limit, s.idList(full), s.idList(busy))
+	if err != nil {
+		return nil, err
+	}
+	var endpoints []string
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			rows.Close()
+			return nil, err
 		}
-		var err error
-		out, err = scanTargets(tx.QueryContext(ctx, q, append([]any{replanned}, args...)...))
-		return err
-	})
-	return out, err
+		endpoints = append(endpoints, id)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	var ids []string
+	for _, e := range endpoints {
+		rows, err := s.db.Reader().QueryContext(ctx, `SELECT id FROM webhook_deliveries
+			WHERE endpoint_id = $1 AND state = 'pending' AND next_attempt_at <= $2 AND (lease_until IS NULL OR lease_until <= $2)
+			AND `+s.notIn("id", 3)+` ORDER BY next_attempt_at LIMIT $4`, e, now, s.idList(skip), perEndpoint)
+		if err != nil {
+			return nil, err
+		}
+		for rows.Next() {
+			var id string
+			if err := rows.Scan(&id); err != nil {
+				rows.Close()
+				return nil, err
+			}
+			ids = append(ids, id)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return nil, err
+		}
+	}
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	return scanTargets(s.db.Reader().QueryContext(ctx, `SELECT `+targetColumns+` FROM webhook_deliveries d `+targetJoin+`
+		WHERE d.id IN (SELECT value FROM json_each($1)) ORDER BY d.next_attempt_at LIMIT $2`, s.idList(ids), limit))
 }
 
 // scanTargets reads rows of targetColumns and closes them.
