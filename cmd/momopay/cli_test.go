@@ -158,7 +158,7 @@ func TestBannerURL(t *testing.T) {
 }
 
 // TestRateLimitSettings: serve's --rate-limit and --rate-burst, and their
-// environment variables, set the per-key limit; 0 turns it off.
+// environment variables, set the per-merchant limit; 0 turns it off.
 func TestRateLimitSettings(t *testing.T) {
 	t.Parallel()
 	count429 := func(p *process, n int) int {

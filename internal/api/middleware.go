@@ -183,7 +183,9 @@ type KeyAuthenticator interface {
 }
 
 // requireKey admits requests carrying a live API key (contract §5) and
-// applies the per-key rate limit.
+// applies the rate limit, one budget per merchant whatever its number of
+// keys: a budget per key let a merchant that made a hundred keys send a
+// hundred times the limit, and slow every other merchant down.
 //
 // A missing key, or one without the shape of a key, is answered 401
 // at once: no lookup is made for it, so there is nothing to limit. A
@@ -222,7 +224,7 @@ func (s *Server) requireKey(next http.Handler) http.Handler {
 			return
 		}
 		now, digest := s.now(), sha256.Sum256([]byte(key))
-		keyID, merchant, wait, err := s.identify(r, key, digest, now)
+		_, merchant, wait, err := s.identify(r, key, digest, now)
 		if wait > 0 {
 			writeRateLimited(w, wait, "too many failed authentications from this address; retry after retry_after seconds")
 			return
@@ -238,8 +240,8 @@ func (s *Server) requireKey(next http.Handler) http.Handler {
 		}
 		s.knownKeys.add(digest)
 		NoteMerchant(r.Context(), merchant) // a 429 below is the merchant's too
-		if wait, ok := s.keyLimits.Take(r.Context(), keyID, now); !ok {
-			writeRateLimited(w, wait, "too many requests for this API key; retry after retry_after seconds")
+		if wait, ok := s.keyLimits.Take(r.Context(), merchant, now); !ok {
+			writeRateLimited(w, wait, "too many requests for this merchant's API keys; retry after retry_after seconds")
 			return
 		}
 		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), ctxMerchantID, merchant)))

@@ -11,9 +11,10 @@ import (
 	"golang.org/x/time/rate"
 )
 
-// RateLimit is the sustained rate and burst allowed per API key; a
-// PerSecond of 0 turns limiting off. Counted per process (NewLocalLimiter),
-// a key gets up to N times this behind N instances, which is what a guard
+// RateLimit is the sustained rate and burst allowed per merchant, all its
+// API keys together; a PerSecond of 0 turns limiting off. Counted per
+// process (NewLocalLimiter), a merchant gets up to N times this behind N
+// instances, which is what a guard
 // against runaway clients needs; counted in Redis (Redis.KeyLimiter), it
 // holds across every instance.
 type RateLimit struct {
@@ -52,13 +53,14 @@ type Throttles func(name string, cfg RateLimit) Throttle
 // LocalThrottles counts each throttle in this process alone.
 func LocalThrottles(_ string, cfg RateLimit) Throttle { return NewBuckets(cfg, maxLimiters) }
 
-// KeyLimiter spends one request of an API key's budget; when none is left
-// it spends nothing and says how long until a request is allowed again.
+// KeyLimiter spends one request of the budget named key (a merchant's, for
+// the requests of all its API keys); when none is left it spends nothing
+// and says how long until a request is allowed again.
 type KeyLimiter interface {
 	Take(ctx context.Context, key string, now time.Time) (wait time.Duration, ok bool)
 }
 
-// NewLocalLimiter counts each key's requests in this process alone.
+// NewLocalLimiter counts each merchant's requests in this process alone.
 func NewLocalLimiter(cfg RateLimit) KeyLimiter {
 	return NewBuckets(cfg, maxLimiters)
 }

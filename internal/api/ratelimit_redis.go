@@ -134,8 +134,8 @@ func (r *Redis) KeyLimiter(cfg RateLimit) *RedisLimiter {
 	return l
 }
 
-// redisKey is where an API key's bucket lives (redis_rate adds "rate:").
-func redisKey(key string) string { return "momopay:apikey:" + key }
+// redisKey is where a merchant's bucket lives (redis_rate adds "rate:").
+func redisKey(merchantID string) string { return "momopay:merchant:" + merchantID }
 
 // Take implements KeyLimiter.
 func (l *RedisLimiter) Take(ctx context.Context, key string, now time.Time) (time.Duration, bool) {

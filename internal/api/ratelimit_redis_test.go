@@ -43,8 +43,8 @@ func redisClient(t *testing.T) *redis.Client {
 }
 
 // TestRedisLimitSharedByInstances: two limiters, as in two instances, each
-// with its own connection, share one budget per key; another key has its
-// own; and a refused request says how long to wait.
+// with its own connection, share one budget per merchant; another
+// merchant has its own; and a refused request says how long to wait.
 func TestRedisLimitSharedByInstances(t *testing.T) {
 	t.Parallel()
 	cfg := api.RateLimit{PerSecond: 0.5, Burst: 4} // a token every 2 s: none comes back during the test
@@ -71,7 +71,7 @@ func TestRedisLimitSharedByInstances(t *testing.T) {
 		t.Errorf("wait when limited: %s, want up to 2 s", lastWait)
 	}
 	if _, ok := two.Take(t.Context(), other, time.Now()); !ok {
-		t.Errorf("another key was limited")
+		t.Errorf("another merchant was limited")
 	}
 }
 

@@ -19,9 +19,10 @@ import (
 	"github.com/momopay/momopay/internal/testserver"
 )
 
-// TestRateLimitPerKey: the limit is per API key, as documented, so two keys
-// of one merchant have separate budgets.
-func TestRateLimitPerKey(t *testing.T) {
+// TestRateLimitPerMerchant: the limit is per merchant, as documented, so
+// two keys of one merchant share one budget (a merchant cannot multiply
+// its limit by making keys), and another merchant has its own.
+func TestRateLimitPerMerchant(t *testing.T) {
 	clock := testserver.NewClock(time.Now()) // stands still: no token comes back
 	s := testserver.Start(t, testserver.Options{RateLimit: api.RateLimit{PerSecond: 1, Burst: 3}, Now: clock.Now})
 	_, second, err := s.App.APIKeys.Create(t.Context(), s.MerchantID, time.Now())
@@ -35,15 +36,19 @@ func TestRateLimitPerKey(t *testing.T) {
 		}
 		return strings.Join(out, ",")
 	}
-	if got := statuses(s.APIKey, 4); got != "OK,OK,OK,Too Many Requests" {
+	if got := statuses(s.APIKey, 2); got != "OK,OK" {
 		t.Fatalf("first key: %s", got)
 	}
-	if got := statuses(second, 4); got != "OK,OK,OK,Too Many Requests" {
-		t.Errorf("second key of the same merchant: %s, want its own budget of 3", got)
+	if got := statuses(second, 2); got != "OK,Too Many Requests" {
+		t.Errorf("second key of the same merchant: %s, want the one request left of the merchant's 3", got)
+	}
+	_, otherKey := s.NewMerchant(t)
+	if got := statuses(otherKey, 3); got != "OK,OK,OK" {
+		t.Errorf("another merchant: %s, want its own budget of 3", got)
 	}
 	clock.Advance(time.Second)
-	if got := statuses(s.APIKey, 2); got != "OK,Too Many Requests" {
-		t.Errorf("first key a second later: %s, want one token back", got)
+	if got := statuses(second, 2); got != "OK,Too Many Requests" {
+		t.Errorf("second key a second later: %s, want one token back", got)
 	}
 }
 

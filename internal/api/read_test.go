@@ -271,7 +271,7 @@ func TestRateLimit(t *testing.T) {
 	if ra, _ := last.errorField("retry_after").(float64); ra < 1 || last.header.Get("Retry-After") == "" {
 		t.Errorf("retry_after %v, Retry-After %q", last.errorField("retry_after"), last.header.Get("Retry-After"))
 	}
-	// The limit is per API key: another merchant's key has its own.
+	// The limit is per merchant: another merchant's key has its own.
 	_, otherKey := s.NewMerchant(t)
 	if r := do(t, s, "GET", "/v1/transactions", otherKey, nil); r.status != 200 {
 		t.Errorf("another merchant is limited too: %d", r.status)

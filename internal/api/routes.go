@@ -51,7 +51,7 @@ type Config struct {
 	Payments  Payments
 	Keys      KeyAuthenticator
 	Callbacks map[payment.Operator]operator.CallbackReader
-	// RateLimit applies per API key; the zero value turns it off.
+	// RateLimit applies per merchant; the zero value turns it off.
 	RateLimit RateLimit
 	Now       func() time.Time
 	Logger    *slog.Logger

@@ -198,7 +198,7 @@ func checkRateLimit(_ context.Context, s settings) []string {
 	burst, _ := s.get("rate-burst").(int)
 	var problems []string
 	if limit < 0 || math.IsNaN(limit) || math.IsInf(limit, 0) {
-		problems = append(problems, fmt.Sprintf("--rate-limit %v is out of range: give requests per second per API key, 0 or more; 0 turns the limit off (env MOMOPAY_RATE_LIMIT)", limit))
+		problems = append(problems, fmt.Sprintf("--rate-limit %v is out of range: give requests per second per merchant, 0 or more; 0 turns the limit off (env MOMOPAY_RATE_LIMIT)", limit))
 	}
 	// A bad --rate-limit counts as on: each problem is named on its own.
 	if burst < 0 || (limit != 0 && burst < 1) {

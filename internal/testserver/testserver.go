@@ -35,7 +35,7 @@ type Options struct {
 	DatabaseURL string
 	// PendingTTL shortens the PENDING window (default 5 minutes).
 	PendingTTL time.Duration
-	// RateLimit per API key; the zero value disables limiting.
+	// RateLimit per merchant; the zero value disables limiting.
 	RateLimit api.RateLimit
 	// Now injects the clock.
 	Now func() time.Time
