@@ -170,6 +170,7 @@ var resendReasons = reasonKeys{
 	{webhook.ErrResendDelivered, "wh.resend.delivered"},
 	{webhook.ErrResendDeleted, "wh.resend.deleted"},
 	{webhook.ErrResendBusy, "wh.resend.busy"},
+	{webhook.ErrManualBusy, "wh.manual.busy"},
 }
 
 // filterProblems names the delivery history's refused filter values.

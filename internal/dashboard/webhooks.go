@@ -282,6 +282,10 @@ func (d *Dashboard) endpointGone(w http.ResponseWriter, r *http.Request) {
 func (d *Dashboard) handleEndpointTest() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		res, err := d.webhooks.Test(r.Context(), sessionOf(r).MerchantID, r.PathValue("id"))
+		if errors.Is(err, webhook.ErrManualBusy) {
+			d.redirectWithFlash(w, r, "/webhooks", "wh.manual.busy", "")
+			return
+		}
 		if err != nil {
 			d.fail(w, r, err)
 			return
@@ -360,6 +364,7 @@ func init() {
 		"wh.resend.delivered":       "Not re-sent: this delivery was delivered already.",
 		"wh.resend.deleted":         "Not re-sent: the endpoint of this delivery was deleted.",
 		"wh.resend.busy":            "Not re-sent: this delivery is being attempted right now. Look at its history in a few seconds.",
+		"wh.manual.busy":            "Not sent: two test events or re-sends to this endpoint are already waiting for its answer (up to 10 seconds). Try again when they end.",
 		"wh.resend.refused":         "Not re-sent.",
 		"wh.since":                  "Re-send every undelivered delivery since",
 		"wh.since.from":             "Undelivered since",
@@ -441,6 +446,7 @@ func init() {
 		"wh.resend.delivered":       "Non renvoyé : cet envoi a déjà été livré.",
 		"wh.resend.deleted":         "Non renvoyé : le point de réception de cet envoi a été supprimé.",
 		"wh.resend.busy":            "Non renvoyé : une tentative de cet envoi est en cours. Consultez son historique dans quelques secondes.",
+		"wh.manual.busy":            "Non envoyé : deux envois de test ou renvois vers ce point de réception attendent déjà sa réponse (jusqu'à 10 secondes). Réessayez quand ils seront terminés.",
 		"wh.resend.refused":         "Non renvoyé.",
 		"wh.since":                  "Renvoyer tous les envois non livrés depuis",
 		"wh.since.from":             "Non livrés depuis",

@@ -60,6 +60,47 @@ func settleByPhone(t *testing.T, br *browser, id string, confirm bool) {
 	}
 }
 
+// TestTestEventsBoundedPerEndpoint: while two sends asked by hand wait on
+// an endpoint that does not answer, the test button sends no third one:
+// it leads back to the webhooks page, which says why, in French too.
+func TestTestEventsBoundedPerEndpoint(t *testing.T) {
+	eachEngine(t, func(t *testing.T, b *bundle) {
+		ctx := context.Background()
+		release, arrived := make(chan struct{}), make(chan struct{}, 2)
+		rc := newReceiver(t, func(_ int, w http.ResponseWriter) {
+			arrived <- struct{}{}
+			<-release
+		})
+		defer close(release)
+		e, err := b.s.App.Webhooks.CreateEndpoint(ctx, b.s.MerchantID, rc.URL)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for range 2 {
+			go b.s.App.Webhooks.Test(ctx, b.s.MerchantID, e.ID)
+		}
+		<-arrived
+		<-arrived
+		br := b.login(b.owner.Email)
+		for _, c := range []struct{ lang, want string }{
+			{"en", "Not sent: two test events or re-sends to this endpoint are already waiting"},
+			{"fr", "Non envoyé\u00a0: deux envois de test ou renvois vers ce point de réception attendent déjà"},
+		} {
+			br.headers["Accept-Language"] = c.lang
+			r := br.postForm("/webhooks/"+e.ID+"/test", nil)
+			if r.status != http.StatusSeeOther || r.header.Get("Location") != "/webhooks" {
+				t.Fatalf("a third test event (%s): %d to %q, want 303 to /webhooks", c.lang, r.status, r.header.Get("Location"))
+			}
+			if page := br.get("/webhooks"); !strings.Contains(html.UnescapeString(page.body), c.want) {
+				t.Errorf("the webhooks page (%s) does not say why:\n%s", c.lang, page.body)
+			}
+		}
+		if n := len(rc.requests()); n != 2 {
+			t.Errorf("the endpoint got %d test events, want 2", n)
+		}
+	})
+}
+
 // TestWebhookEndpointPages: adding an endpoint follows the mode's URL rules
 // and shows its secret once (no-store); the test event's answer is shown
 // on the page the POST leads to, which reloads without sending another;

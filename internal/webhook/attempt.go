@@ -235,7 +235,9 @@ var (
 // automatic schedule, neither moved nor shortened (manual attempts are not
 // among the five). It refuses, with a payment.EUNPROCESSABLE error, a
 // delivered delivery, a test event (send a new one), one whose endpoint
-// was deleted, and one with an attempt in flight. A receiver's refusal is
+// was deleted, one with an attempt in flight, and any while
+// ManualPerEndpoint sends asked by hand wait on its endpoint
+// (ErrManualBusy). A receiver's refusal is
 // not an error: the returned attempt says what happened.
 func (s *Service) Resend(ctx context.Context, merchantID, deliveryID string) (*DeliveryAttempt, error) {
 	d, err := s.loadTarget(ctx, merchantID, deliveryID)
@@ -250,6 +252,11 @@ func (s *Service) Resend(ctx context.Context, merchantID, deliveryID string) (*D
 	case d.deleted:
 		return nil, payment.Refuse(payment.EUNPROCESSABLE, ErrResendDeleted, "the endpoint of delivery %s was deleted", d.id)
 	}
+	leave, err := s.manual.enter(d.endpointID)
+	if err != nil {
+		return nil, err
+	}
+	defer leave()
 	// The claim fails while another attempt holds the lease.
 	c, err := s.claim(ctx, d, s.stamp(), true)
 	if err != nil {

@@ -123,6 +123,62 @@ func TestResendDuringAnAttempt(t *testing.T) {
 	})
 }
 
+// TestManualSendsBoundedPerEndpoint: while ManualPerEndpoint test events
+// wait on an endpoint that does not answer, another test event or a
+// re-send to it is refused (ErrManualBusy, nothing written or sent), and
+// another endpoint is not affected; once they end, a test goes through.
+func TestManualSendsBoundedPerEndpoint(t *testing.T) {
+	eachEngine(t, func(t *testing.T, f *fixture) {
+		ctx := context.Background()
+		s := f.app.Webhooks
+		release := make(chan struct{})
+		slow := newReceiver(t, func(_ int, w http.ResponseWriter, r *http.Request) {
+			select {
+			case <-release:
+			case <-r.Context().Done():
+			}
+		})
+		e := f.endpoint(t, f.merchant, slow)
+		// An undelivered delivery to re-send: its five attempts spent.
+		f.settle(t, f.merchant, payment.StatusFailed)
+		d := f.onlyDelivery(t, f.merchant)
+		if _, err := f.app.DB.Exec(`UPDATE webhook_deliveries SET state = 'undelivered', next_attempt_at = NULL WHERE id = $1`, d.ID); err != nil {
+			t.Fatal(err)
+		}
+		done := make(chan error, webhook.ManualPerEndpoint)
+		for range webhook.ManualPerEndpoint {
+			go func() {
+				_, err := s.Test(ctx, f.merchant, e.ID)
+				done <- err
+			}()
+		}
+		slow.waitFor(t, webhook.ManualPerEndpoint, 10*time.Second, nil)
+		if _, err := s.Test(ctx, f.merchant, e.ID); !errors.Is(err, webhook.ErrManualBusy) || code(err) != payment.EUNPROCESSABLE {
+			t.Errorf("a third test event: %v, want ErrManualBusy", err)
+		}
+		if _, err := s.Resend(ctx, f.merchant, d.ID); !errors.Is(err, webhook.ErrManualBusy) {
+			t.Errorf("a re-send meanwhile: %v, want ErrManualBusy", err)
+		}
+		fast := newReceiver(t, nil)
+		other := f.endpoint(t, f.merchant, fast)
+		if res, err := s.Test(ctx, f.merchant, other.ID); err != nil || !res.Succeeded {
+			t.Errorf("a test event to another endpoint: %+v, %v", res, err)
+		}
+		close(release)
+		for range webhook.ManualPerEndpoint {
+			if err := <-done; err != nil {
+				t.Fatal(err)
+			}
+		}
+		if n := len(slow.requests()); n != webhook.ManualPerEndpoint {
+			t.Errorf("%d requests reached the endpoint, want %d", n, webhook.ManualPerEndpoint)
+		}
+		if res, err := s.Test(ctx, f.merchant, e.ID); err != nil || !res.Succeeded {
+			t.Errorf("a test event once they ended: %+v, %v", res, err)
+		}
+	})
+}
+
 // TestDisableGivesUpAtOnce: disabling or deleting an endpoint makes its
 // waiting deliveries undelivered in the same commit, not when a dispatcher
 // next looks: enabled again at once (or while no server runs), the

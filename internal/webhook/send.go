@@ -192,13 +192,19 @@ type TestResult struct {
 // the POST leaves like every attempt: delivered on a 2xx, otherwise
 // undelivered, and it cannot be re-sent (a new test is the way to try
 // again). A disabled endpoint can be tested (checking it before enabling is
-// the point); a deleted one cannot. An error means the test could not be
+// the point); a deleted one cannot. While ManualPerEndpoint sends asked by
+// hand wait on the endpoint, it is refused with ErrManualBusy. An error means the test could not be
 // made; a receiver's refusal is a result with Succeeded false.
 func (s *Service) Test(ctx context.Context, merchantID, endpointID string) (*TestResult, error) {
 	e, err := s.endpointSecret(ctx, merchantID, endpointID)
 	if err != nil {
 		return nil, err
 	}
+	leave, err := s.manual.enter(endpointID)
+	if err != nil {
+		return nil, err
+	}
+	defer leave()
 	now := s.stamp()
 	body, err := testPayload(now)
 	if err != nil {

@@ -81,6 +81,9 @@ type Service struct {
 	// (attempt_batch.go).
 	batches *batches
 
+	// manual bounds the test events and re-sends waiting on each endpoint.
+	manual manualSends
+
 	// dispatchers are this process's running dispatchers, which Wake
 	// tells of deliveries just committed.
 	mu          sync.Mutex
