@@ -78,6 +78,47 @@ func TestOpenExisting(t *testing.T) {
 	db.Close()
 }
 
+// TestSQLiteWALShrinks: a burst of writes grows the WAL file past 64 MiB;
+// once checkpointed, the next write starts it over and cuts it back to
+// 64 MiB at most (journal_size_limit), instead of keeping the burst's size.
+func TestSQLiteWALShrinks(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "x.db")
+	db, err := store.Open(t.Context(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	ctx := t.Context()
+	if _, err := db.ExecContext(ctx, `CREATE TABLE burst (b BLOB)`); err != nil {
+		t.Fatal(err)
+	}
+	// 80 MiB in one transaction: the WAL holds all of it until it commits.
+	if _, err := db.ExecContext(ctx, `WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 80)
+		INSERT INTO burst SELECT randomblob(1048576) FROM n`); err != nil {
+		t.Fatal(err)
+	}
+	wal := func() int64 {
+		st, err := os.Stat(path + "-wal")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return st.Size()
+	}
+	if n := wal(); n < 80<<20 {
+		t.Fatalf("WAL after the burst: %d bytes, want over 80 MiB", n)
+	}
+	if _, err := db.ExecContext(ctx, `PRAGMA wal_checkpoint(PASSIVE)`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.ExecContext(ctx, `DELETE FROM burst`); err != nil {
+		t.Fatal(err)
+	}
+	if n := wal(); n > 64<<20 {
+		t.Errorf("WAL after it started over: %d bytes, want at most 64 MiB", n)
+	}
+}
+
 // TestOpenMissingPostgresDatabase: a database that does not exist is named
 // with what to do, since momopay creates tables, not databases.
 func TestOpenMissingPostgresDatabase(t *testing.T) {
