@@ -67,8 +67,9 @@ func (s *Service) dueSQLite(ctx context.Context, now any, limit, perEndpoint int
 			SELECT (SELECT min(w.endpoint_id) FROM webhook_deliveries w WHERE w.state = 'pending' AND w.endpoint_id > eps.endpoint_id)
 			FROM eps WHERE eps.endpoint_id IS NOT NULL
 		), heads AS (
-			SELECT e.id, (SELECT min(w.next_attempt_at) FROM webhook_deliveries w
-				WHERE w.endpoint_id = e.id AND w.state = 'pending' AND (w.lease_until IS NULL OR w.lease_until <= $1)) AS oldest
+			SELECT e.id, (SELECT w.next_attempt_at FROM webhook_deliveries w
+				WHERE w.endpoint_id = e.id AND w.state = 'pending' AND (w.lease_until IS NULL OR w.lease_until <= $1)
+				ORDER BY w.next_attempt_at LIMIT 1) AS oldest
 			FROM eps JOIN webhook_endpoints e ON e.id = eps.endpoint_id
 			WHERE `+s.notIn("e.id", 3)+` AND `+s.notIn("e.merchant_id", 4)+`)
 		SELECT id FROM heads WHERE oldest <= $1 ORDER BY oldest LIMIT $2`, now, limit, s.idList(full), s.idList(busy))
@@ -171,7 +172,8 @@ func (s *Service) announceDue(ctx context.Context, tx *sql.Tx) error {
 // the terms of the job queues' metrics (queue "webhooks"): due and free
 // (available), held by an attempt (running), and waiting for their next
 // time (scheduled); OldestDue is how late the oldest due one is. It reads
-// the pending deliveries only, through their partial index.
+// the pending deliveries only, through their partial index (by endpoint:
+// it counts them all, in no order).
 func (s *Service) QueueStats(ctx context.Context, now time.Time) (jobs.QueueStats, error) {
 	q := jobs.QueueStats{Queue: "webhooks", ByState: map[string]int64{"available": 0, "running": 0, "retryable": 0, "scheduled": 0}}
 	var running, available, scheduled int64
