@@ -43,12 +43,15 @@ func (d *Dashboard) handlePassword() http.Handler {
 			return
 		}
 		now := d.now()
-		// Wrong current passwords are throttled per user, on a budget of
-		// their own: failed sign-ins, which anyone who knows the email can
-		// make, must not keep the user from changing the password. Each
-		// wrong one also spends from the account's sign-in budget (without
-		// waiting on it), so a stolen session is no way to guess the
-		// password beyond what the sign-in form allows.
+		// Password changes are throttled per user, on a budget of their
+		// own: failed sign-ins, which anyone who knows the email can make,
+		// must not keep the user from changing the password. Every try
+		// spends from it, not only wrong current passwords: each costs a
+		// bcrypt comparison and a strength estimate, and a signed-in user
+		// posting the form with the right password could otherwise keep
+		// a core busy. Each wrong one also spends from the account's
+		// sign-in budget (without waiting on it), so a stolen session is
+		// no way to guess the password beyond what the sign-in form allows.
 		wait, giveBack := d.byAccount.Reserve(r.Context(), "password change "+s.User.ID, now)
 		if wait > 0 {
 			secs := retryAfter(w, wait)
@@ -74,7 +77,6 @@ func (d *Dashboard) handlePassword() http.Handler {
 			again(http.StatusUnprocessableEntity, "account.wrong", fields)
 			return
 		}
-		giveBack() // the right password is no guess
 		credential, err := d.accounts.SetPassword(r.Context(), s.MerchantID, s.User.ID, u.Credential, r.PostForm.Get("new"), now)
 		if errors.Is(err, team.ErrPasswordChanged) {
 			again(http.StatusUnprocessableEntity, "account.wrong", map[string]string{"current": "account.wrong"})

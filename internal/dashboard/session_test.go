@@ -521,6 +521,31 @@ func TestPasswordChangeThrottle(t *testing.T) {
 	})
 }
 
+// TestPasswordChangeTriesThrottled: tries with the right current password
+// and a new one that is refused also spend from the user's budget, since
+// each costs a bcrypt comparison: ten at once, then one every 30 s, which
+// is what a person needs. Before, only wrong current passwords counted,
+// and the form could be posted as fast as the server answered. Signing in
+// is not affected: the right password is no guess.
+func TestPasswordChangeTriesThrottled(t *testing.T) {
+	eachEngine(t, func(t *testing.T, b *bundle) {
+		br := b.login(b.owner.Email)
+		for i := range 10 {
+			if r := br.postForm("/account/password", url.Values{"current": {password}, "new": {"too short"}}); r.status != http.StatusUnprocessableEntity {
+				t.Fatalf("refused new password %d: %d", i, r.status)
+			}
+		}
+		r := br.postForm("/account/password", url.Values{"current": {password}, "new": {"an entirely new password"}})
+		if r.status != http.StatusTooManyRequests || r.header.Get("Retry-After") == "" {
+			t.Errorf("the 11th try: %d, Retry-After %q; want 429", r.status, r.header.Get("Retry-After"))
+		}
+		if u, _ := b.s.App.Users.CheckPassword(context.Background(), b.owner.Email, password); u == nil {
+			t.Error("the password changed while the user was throttled")
+		}
+		b.login(b.owner.Email) // signing in still works
+	})
+}
+
 // TestOthersCannotBlockAPasswordChange: failed sign-ins to an account
 // from another browser, which anyone who knows its email can send, throttle
 // sign-ins from unknown browsers but not the signed-in user's password

@@ -1,6 +1,7 @@
 package store_test
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strings"
@@ -491,4 +492,42 @@ func TestSignInRacesPasswordChange(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestPasswordChecksBounded: bcrypt runs in a bounded number of slots.
+// While a flood holds them all, a sign-in's check waits its turn instead
+// of adding to the CPU; if it cannot get one, its error is Unavailable (a
+// 503 to try again), never a wrong password. Once a slot is free, the same
+// check is answered. (Not parallel: it holds the process's slots.)
+func TestPasswordChecksBounded(t *testing.T) {
+	db := open(t, "sqlite")
+	ctx := t.Context()
+	users := store.NewUsers(db)
+	if _, err := store.NewMerchants(db).Create(ctx, "Shop", "owner@shop.td", "correct horse battery", time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	release := store.HoldPasswordSlots()
+	waiting, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
+	defer cancel()
+	u, err := users.CheckPassword(waiting, "owner@shop.td", "correct horse battery")
+	if u != nil || !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("a check while every slot is taken: user %v, %v; want it to wait until its context ends", u != nil, err)
+	}
+	if !store.Unavailable(store.ErrHashingBusy) {
+		t.Error("ErrHashingBusy is not Unavailable: a sign-in that found no slot would be a 500")
+	}
+	done := make(chan *team.User, 1)
+	go func() {
+		u, _ := users.CheckPassword(ctx, "owner@shop.td", "correct horse battery")
+		done <- u
+	}()
+	select {
+	case <-done:
+		t.Fatal("a check ran while every slot was taken")
+	case <-time.After(100 * time.Millisecond):
+	}
+	release()
+	if u := <-done; u == nil || u.Email != "owner@shop.td" {
+		t.Errorf("the check once a slot is free: %v", u)
+	}
 }

@@ -45,3 +45,16 @@ func pending[In, Out any](b *Batcher[In, Out]) int {
 	defer b.mu.Unlock()
 	return len(b.queue) + b.taken
 }
+
+// HoldPasswordSlots takes every slot of the password checks, as a flood
+// of sign-ins would, until release is called.
+func HoldPasswordSlots() (release func()) {
+	for range cap(hashSlots) {
+		hashSlots <- struct{}{}
+	}
+	return func() {
+		for range cap(hashSlots) {
+			<-hashSlots
+		}
+	}
+}

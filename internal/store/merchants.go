@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"golang.org/x/crypto/bcrypt"
 
 	"github.com/momopay/momopay/internal/payment"
 	"github.com/momopay/momopay/internal/team"
@@ -38,7 +37,7 @@ func (s *Merchants) Create(ctx context.Context, name, email, password string, no
 	if err := team.ValidateMerchant(name, email, password); err != nil {
 		return nil, err
 	}
-	hash, err := bcrypt.GenerateFromPassword([]byte(password), PasswordCost)
+	hash, err := hashPassword(ctx, password)
 	if err != nil {
 		return nil, err
 	}

@@ -53,7 +53,7 @@ func (s *Users) Add(ctx context.Context, merchantID, email string, role team.Rol
 	if err := team.ValidateNew(email, role, password, merchantName); err != nil {
 		return nil, err
 	}
-	hash, err := bcrypt.GenerateFromPassword([]byte(password), PasswordCost)
+	hash, err := hashPassword(ctx, password)
 	if err != nil {
 		return nil, err
 	}
@@ -130,15 +130,19 @@ func (s *Users) CheckPassword(ctx context.Context, email, password string) (*tea
 		u, err = scanUser(s.db.QueryRowContext(ctx, `SELECT `+userColumns+`, password_hash FROM users WHERE email = $1`, email), &hash)
 	}
 	if errors.Is(err, team.ErrNotFound) {
-		bcrypt.CompareHashAndPassword(dummyHash(), []byte(password))
-		return nil, nil
+		_, err := passwordMatches(ctx, dummyHash(), password)
+		return nil, err
 	}
 	if err != nil {
 		return nil, err
 	}
 	// bcrypt reads 72 bytes and ignores the rest, so a longer password
 	// would match the one made of its first 72; none is set that long.
-	if bcrypt.CompareHashAndPassword([]byte(hash), []byte(password)) != nil || len(password) > team.MaxPassword {
+	ok, err := passwordMatches(ctx, []byte(hash), password)
+	if err != nil {
+		return nil, err
+	}
+	if !ok || len(password) > team.MaxPassword {
 		return nil, nil
 	}
 	u.Credential = hash
@@ -166,7 +170,7 @@ func (s *Users) SetPassword(ctx context.Context, merchantID, id, current, passwo
 	if msg := team.CheckPassword(password, email, merchantName); msg != "" {
 		return "", &payment.Error{Code: payment.EINVALID, Message: msg, Fields: map[string]string{"password": msg}}
 	}
-	hash, err := bcrypt.GenerateFromPassword([]byte(password), PasswordCost)
+	hash, err := hashPassword(ctx, password)
 	if err != nil {
 		return "", err
 	}

@@ -1,0 +1,56 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"runtime"
+	"time"
+
+	"golang.org/x/crypto/bcrypt"
+)
+
+// hashSlots bounds the bcrypt hashes and comparisons running at once in
+// the process to half its cores, at least one. Each costs tens of
+// milliseconds of CPU by design: without a bound, a flood of sign-ins (an
+// address may try 30 at once, and a botnet has many addresses) or of
+// password changes could take every core, and every merchant's API calls
+// would wait behind it. Past the bound, a check waits its turn.
+var hashSlots = make(chan struct{}, max(1, runtime.GOMAXPROCS(0)/2))
+
+// hashWait is how long a check waits for a slot before it gives up with
+// ErrHashingBusy.
+const hashWait = 5 * time.Second
+
+// ErrHashingBusy: every password slot stayed taken for hashWait. It is an
+// Unavailable error (503, try again), not a wrong password.
+var ErrHashingBusy = errors.New("too many password checks at once")
+
+// hashing runs fn, a bcrypt hash or comparison, in one of hashSlots.
+func hashing(ctx context.Context, fn func()) error {
+	wait := time.NewTimer(hashWait)
+	defer wait.Stop()
+	select {
+	case hashSlots <- struct{}{}:
+	case <-wait.C:
+		return ErrHashingBusy
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	defer func() { <-hashSlots }()
+	fn()
+	return nil
+}
+
+// hashPassword is bcrypt's hash of password, at PasswordCost, in a slot.
+func hashPassword(ctx context.Context, password string) (hash []byte, err error) {
+	if werr := hashing(ctx, func() { hash, err = bcrypt.GenerateFromPassword([]byte(password), PasswordCost) }); werr != nil {
+		return nil, werr
+	}
+	return hash, err
+}
+
+// passwordMatches compares password with a bcrypt hash, in a slot.
+func passwordMatches(ctx context.Context, hash []byte, password string) (ok bool, err error) {
+	err = hashing(ctx, func() { ok = bcrypt.CompareHashAndPassword(hash, []byte(password)) == nil })
+	return ok, err
+}
