@@ -67,8 +67,11 @@ func (k dashboardKeys) List(ctx context.Context, merchantID string) ([]dashboard
 
 func (k dashboardKeys) Create(ctx context.Context, merchantID, request string, now time.Time) (*dashboard.APIKey, string, error) {
 	rec, key, err := k.keys.CreateOnce(ctx, merchantID, request, now)
-	if errors.Is(err, store.ErrKeyRequestDone) {
+	switch {
+	case errors.Is(err, store.ErrKeyRequestDone):
 		err = nil // key is "": the first Create showed it
+	case errors.Is(err, store.ErrTooManyKeys):
+		err = dashboard.ErrTooManyKeys
 	}
 	if err != nil {
 		return nil, "", err

@@ -3,6 +3,7 @@ package dashboard
 import (
 	"context"
 	"crypto/rand"
+	"errors"
 	"net/http"
 	"time"
 
@@ -18,13 +19,18 @@ type APIKey struct {
 	RevokedAt  *time.Time
 }
 
+// ErrTooManyKeys is Keys.Create's refusal of a key past the most active
+// keys a merchant may have.
+var ErrTooManyKeys = errors.New("too many active API keys")
+
 // Keys manages a merchant's API keys.
 type Keys interface {
 	List(ctx context.Context, merchantID string) ([]APIKey, error)
 	// Create returns the new key's record and the key itself, which
 	// exists nowhere else. request names this create (the form's token):
 	// a second Create with the same one makes no key, and returns the
-	// first's record with the key "".
+	// first's record with the key "". A merchant with the most active
+	// keys allowed gets ErrTooManyKeys.
 	Create(ctx context.Context, merchantID, request string, now time.Time) (*APIKey, string, error)
 	// Revoke fails with a not-found *payment.Error for another
 	// merchant's key. It reports whether this call revoked the key (not
@@ -78,6 +84,10 @@ func (d *Dashboard) handleKeyCreate() http.Handler {
 		}
 		s := sessionOf(r)
 		k, key, err := d.keys.Create(r.Context(), s.MerchantID, formTokenOf(r), d.now())
+		if errors.Is(err, ErrTooManyKeys) {
+			d.redirectWithFlash(w, r, "/keys", "keys.toomany", "")
+			return
+		}
 		if err != nil {
 			d.fail(w, r, err)
 			return

@@ -21,6 +21,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/momopay/momopay/internal/payment"
+	"github.com/momopay/momopay/internal/store"
 	"github.com/momopay/momopay/internal/team"
 	"github.com/momopay/momopay/internal/testserver"
 )
@@ -91,6 +92,48 @@ func TestAPIKeyShownOnceAndRevoked(t *testing.T) {
 		rival := b.login(b.addUser(otherID, "rival@example.com", team.Owner).Email)
 		if r := rival.get("/keys/" + newID + "/revoke"); r.status != http.StatusNotFound {
 			t.Errorf("another merchant's revoked key: %d, want 404", r.status)
+		}
+	})
+}
+
+// TestKeysBounded: with the most active keys allowed, the create form
+// makes none and leads back to the key list, which says why (in French
+// too); revoking one makes room again.
+func TestKeysBounded(t *testing.T) {
+	eachEngine(t, func(t *testing.T, b *bundle) {
+		ctx := context.Background()
+		active, err := b.s.App.APIKeys.List(ctx, b.s.MerchantID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for range store.MaxActiveKeys - len(active) {
+			if _, _, err := b.s.App.APIKeys.Create(ctx, b.s.MerchantID, time.Now()); err != nil {
+				t.Fatal(err)
+			}
+		}
+		br := b.login(b.owner.Email)
+		for _, c := range []struct{ lang, want string }{
+			{"en", "No key was made: an account has at most 50 active API keys."},
+			{"fr", "Aucune clé créée\u00a0: un compte a au plus 50 clés d'API actives."},
+		} {
+			br.headers["Accept-Language"] = c.lang
+			r := br.postForm("/keys", nil)
+			if r.status != http.StatusSeeOther || r.header.Get("Location") != "/keys" || shownKey.MatchString(r.body) {
+				t.Fatalf("a key past the bound (%s): %d to %q", c.lang, r.status, r.header.Get("Location"))
+			}
+			if page := br.get("/keys"); !strings.Contains(html.UnescapeString(page.body), c.want) {
+				t.Errorf("the key list (%s) does not say why:\n%s", c.lang, page.body)
+			}
+		}
+		keys, _ := b.s.App.APIKeys.List(ctx, b.s.MerchantID)
+		if len(keys) != store.MaxActiveKeys {
+			t.Fatalf("%d keys, want %d", len(keys), store.MaxActiveKeys)
+		}
+		if _, err := b.s.App.APIKeys.Revoke(ctx, b.s.MerchantID, keys[1].ID, time.Now()); err != nil {
+			t.Fatal(err)
+		}
+		if r := br.postForm("/keys", nil); r.status != http.StatusCreated || !shownKey.MatchString(r.body) {
+			t.Errorf("a key once one was revoked: %d", r.status)
 		}
 	})
 }

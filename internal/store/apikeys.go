@@ -101,11 +101,21 @@ var ErrKeyRequestDone = errors.New("this request already created its API key")
 // keyRequests is the namespace of the key ids CreateOnce derives.
 var keyRequests = uuid.MustParse("4f1c2a8e-6d0b-4e57-9a3f-2b8c7d91e605")
 
+// MaxActiveKeys bounds a merchant's API keys that are not revoked: one per
+// server and environment is plenty, and without a bound a merchant made
+// 1,761 keys in the DoS audit (its keys page grew to 800 KB).
+const MaxActiveKeys = 50
+
+// ErrTooManyKeys refuses a key past MaxActiveKeys.
+var ErrTooManyKeys = &payment.Error{Code: payment.EUNPROCESSABLE,
+	Message: fmt.Sprintf("a merchant has at most %d active API keys: revoke one you no longer use first", MaxActiveKeys)}
+
 // CreateOnce is Create for a request that may arrive more than once (a
 // form sent again by a reload): request, chosen by the caller for each
 // distinct request, fixes the key's id, so a repeat inserts nothing and
 // gets the first key's record with ErrKeyRequestDone (and never the key,
-// which was shown once). An empty request is a new one each time.
+// which was shown once). An empty request is a new one each time. A key
+// past MaxActiveKeys is refused with ErrTooManyKeys.
 func (s *APIKeys) CreateOnce(ctx context.Context, merchantID, request string, now time.Time) (*APIKey, string, error) {
 	id := uuid.NewString()
 	if request != "" {
@@ -113,13 +123,39 @@ func (s *APIKeys) CreateOnce(ctx context.Context, merchantID, request string, no
 	}
 	key := NewAPIKey()
 	k := &APIKey{ID: id, MerchantID: merchantID, Prefix: key[:len(APIKeyPrefix)+6], CreatedAt: now.UTC().Truncate(time.Microsecond)}
-	res, err := s.db.ExecContext(ctx, `INSERT INTO api_keys (id, merchant_id, prefix, key_hash, created_at) VALUES ($1, $2, $3, $4, $5)
-		ON CONFLICT (id) DO NOTHING`, k.ID, k.MerchantID, k.Prefix, hashKey(key), s.db.Time(k.CreatedAt))
+	var added bool
+	err := s.db.InTx(ctx, func(tx *sql.Tx) error {
+		if s.db.Dialect == Postgres {
+			// Two concurrent additions must not both see room for one
+			// (SQLite has one writer).
+			if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock(hashtextextended('api keys of ' || $1, 0))`, merchantID); err != nil {
+				return err
+			}
+		}
+		res, err := tx.ExecContext(ctx, `INSERT INTO api_keys (id, merchant_id, prefix, key_hash, created_at) VALUES ($1, $2, $3, $4, $5)
+			ON CONFLICT (id) DO NOTHING`, k.ID, k.MerchantID, k.Prefix, hashKey(key), s.db.Time(k.CreatedAt))
+		if err != nil {
+			return err
+		}
+		n, err := res.RowsAffected()
+		if err != nil || n == 0 {
+			return err // a repeat: counted when it was made
+		}
+		var active int
+		if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM api_keys WHERE merchant_id = $1 AND revoked_at IS NULL`, merchantID).Scan(&active); err != nil {
+			return err
+		}
+		if active > MaxActiveKeys {
+			return ErrTooManyKeys
+		}
+		added = true
+		return nil
+	})
 	if err != nil {
 		return nil, "", err
 	}
-	if n, err := res.RowsAffected(); err != nil || n == 1 {
-		return k, key, err
+	if added {
+		return k, key, nil
 	}
 	first, err := scanKey(s.db.QueryRowContext(ctx, `SELECT `+keyColumns+` FROM api_keys WHERE merchant_id = $1 AND id = $2`, merchantID, id))
 	if errors.Is(err, sql.ErrNoRows) {

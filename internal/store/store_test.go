@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -46,6 +47,65 @@ func TestMigrateIsIdempotent(t *testing.T) {
 	eachEngine(t, func(t *testing.T, db *store.DB) {
 		if err := db.Migrate(t.Context()); err != nil {
 			t.Fatalf("second migration: %v", err)
+		}
+	})
+}
+
+// TestAPIKeysBounded: a merchant has at most MaxActiveKeys keys that are
+// not revoked, also when they are asked for at once: one more is refused
+// and not stored, a repeated request is still answered as one, another
+// merchant is not affected, and revoking a key makes room.
+func TestAPIKeysBounded(t *testing.T) {
+	eachEngine(t, func(t *testing.T, db *store.DB) {
+		ctx := t.Context()
+		now := time.Date(2026, 11, 22, 8, 0, 0, 0, time.UTC)
+		merchants, keys := store.NewMerchants(db), store.NewAPIKeys(db)
+		m, err := merchants.Create(ctx, "Shop", "shop@example.td", "correct horse battery", now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var wg sync.WaitGroup
+		var made, refused atomic.Int32
+		var madeBy atomic.Value // one request that made its key
+		for i := range store.MaxActiveKeys + 5 {
+			wg.Go(func() {
+				request := fmt.Sprintf("request-%d", i)
+				_, _, err := keys.CreateOnce(ctx, m.ID, request, now)
+				switch {
+				case err == nil:
+					made.Add(1)
+					madeBy.Store(request)
+				case errors.Is(err, store.ErrTooManyKeys):
+					refused.Add(1)
+				default:
+					t.Error(err)
+				}
+			})
+		}
+		wg.Wait()
+		list, err := keys.List(ctx, m.ID)
+		if err != nil || made.Load() != store.MaxActiveKeys || refused.Load() != 5 || len(list) != store.MaxActiveKeys {
+			t.Fatalf("%d keys asked at once: %d made, %d refused, %d stored (%v); want %d, 5, %d", store.MaxActiveKeys+5,
+				made.Load(), refused.Load(), len(list), err, store.MaxActiveKeys, store.MaxActiveKeys)
+		}
+		if _, _, err := keys.CreateOnce(ctx, m.ID, madeBy.Load().(string), now); !errors.Is(err, store.ErrKeyRequestDone) {
+			t.Errorf("a repeated request at the bound: %v, want ErrKeyRequestDone", err)
+		}
+		other, err := merchants.Create(ctx, "Other", "other@example.td", "correct horse battery", now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := keys.Create(ctx, other.ID, now); err != nil {
+			t.Errorf("another merchant's key: %v", err)
+		}
+		if _, err := keys.Revoke(ctx, m.ID, list[0].ID, now); err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := keys.Create(ctx, m.ID, now); err != nil {
+			t.Errorf("a key after one was revoked: %v", err)
+		}
+		if _, _, err := keys.Create(ctx, m.ID, now); !errors.Is(err, store.ErrTooManyKeys) {
+			t.Errorf("one more: %v, want ErrTooManyKeys", err)
 		}
 	})
 }
