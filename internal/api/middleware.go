@@ -224,7 +224,7 @@ func (s *Server) requireKey(next http.Handler) http.Handler {
 			return
 		}
 		now, digest := s.now(), sha256.Sum256([]byte(key))
-		_, merchant, wait, err := s.identify(r, key, digest, now)
+		merchant, wait, err := s.identify(r, key, digest, now)
 		if wait > 0 {
 			writeRateLimited(w, wait, "too many failed authentications from this address; retry after retry_after seconds")
 			return
@@ -255,10 +255,10 @@ func (s *Server) requireKey(next http.Handler) http.Handler {
 // has failed. Requests that present one unknown key at once share its
 // lookup and its token (lookups), so a merchant's burst after a restart
 // costs one. wait > 0 is the address's answer when it has no token left.
-func (s *Server) identify(r *http.Request, key string, digest [sha256.Size]byte, now time.Time) (keyID, merchant string, wait time.Duration, err error) {
+func (s *Server) identify(r *http.Request, key string, digest [sha256.Size]byte, now time.Time) (merchant string, wait time.Duration, err error) {
 	if s.knownKeys.has(digest) {
-		keyID, merchant, err = s.keys.Identify(r.Context(), key, now)
-		return keyID, merchant, 0, err
+		_, merchant, err = s.keys.Identify(r.Context(), key, now)
+		return merchant, 0, err
 	}
 	addr := ClientKey(r.RemoteAddr)
 	v, err, _ := s.lookups.Do(string(digest[:]), func() (any, error) {
@@ -267,23 +267,23 @@ func (s *Server) identify(r *http.Request, key string, digest [sha256.Size]byte,
 			return identity{wait: wait}, nil
 		}
 		// The lookup is shared, so no one request's end may cut it short.
-		id, m, err := s.keys.Identify(context.WithoutCancel(r.Context()), key, now)
+		_, m, err := s.keys.Identify(context.WithoutCancel(r.Context()), key, now)
 		if err != nil || m != "" {
 			giveBack() // not a failed authentication
 		}
-		return identity{keyID: id, merchant: m}, err
+		return identity{merchant: m}, err
 	})
 	if err != nil {
-		return "", "", 0, err
+		return "", 0, err
 	}
 	i := v.(identity)
-	return i.keyID, i.merchant, i.wait, nil
+	return i.merchant, i.wait, nil
 }
 
 // identity is the shared answer of a lookup in identify.
 type identity struct {
-	keyID, merchant string
-	wait            time.Duration
+	merchant string
+	wait     time.Duration
 }
 
 func writeRateLimited(w http.ResponseWriter, wait time.Duration, message string) {

@@ -14,9 +14,8 @@ import (
 // RateLimit is the sustained rate and burst allowed per merchant, all its
 // API keys together; a PerSecond of 0 turns limiting off. Counted per
 // process (NewLocalLimiter), a merchant gets up to N times this behind N
-// instances, which is what a guard
-// against runaway clients needs; counted in Redis (Redis.KeyLimiter), it
-// holds across every instance.
+// instances, which is what a guard against runaway clients needs; counted
+// in Redis (Redis.KeyLimiter), it holds across every instance.
 type RateLimit struct {
 	PerSecond float64
 	Burst     int

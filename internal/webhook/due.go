@@ -61,7 +61,7 @@ func (s *Service) due(ctx context.Context, limit, perEndpoint int, skip, full, b
 // reads its deliveries (all in process, so the queries cost no round
 // trips).
 func (s *Service) dueSQLite(ctx context.Context, now any, limit, perEndpoint int, skip, full, busy []string) ([]*target, error) {
-	rows, err := s.db.Reader().QueryContext(ctx, `WITH RECURSIVE eps(endpoint_id) AS (
+	endpoints, err := scanIDs(s.db.Reader().QueryContext(ctx, `WITH RECURSIVE eps(endpoint_id) AS (
 			SELECT (SELECT min(endpoint_id) FROM webhook_deliveries WHERE state = 'pending')
 			UNION ALL
 			SELECT (SELECT min(w.endpoint_id) FROM webhook_deliveries w WHERE w.state = 'pending' AND w.endpoint_id > eps.endpoint_id)
@@ -72,49 +72,42 @@ func (s *Service) dueSQLite(ctx context.Context, now any, limit, perEndpoint int
 				ORDER BY w.next_attempt_at LIMIT 1) AS oldest
 			FROM eps JOIN webhook_endpoints e ON e.id = eps.endpoint_id
 			WHERE `+s.notIn("e.id", 3)+` AND `+s.notIn("e.merchant_id", 4)+`)
-		SELECT id FROM heads WHERE oldest <= $1 ORDER BY oldest LIMIT $2`, now, limit, s.idList(full), s.idList(busy))
+		SELECT id FROM heads WHERE oldest <= $1 ORDER BY oldest LIMIT $2`, now, limit, s.idList(full), s.idList(busy)))
 	if err != nil {
-		return nil, err
-	}
-	var endpoints []string
-	for rows.Next() {
-		var id string
-		if err := rows.Scan(&id); err != nil {
-			rows.Close()
-			return nil, err
-		}
-		endpoints = append(endpoints, id)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
 		return nil, err
 	}
 	var ids []string
 	for _, e := range endpoints {
-		rows, err := s.db.Reader().QueryContext(ctx, `SELECT id FROM webhook_deliveries
+		of, err := scanIDs(s.db.Reader().QueryContext(ctx, `SELECT id FROM webhook_deliveries
 			WHERE endpoint_id = $1 AND state = 'pending' AND next_attempt_at <= $2 AND (lease_until IS NULL OR lease_until <= $2)
-			AND `+s.notIn("id", 3)+` ORDER BY next_attempt_at LIMIT $4`, e, now, s.idList(skip), perEndpoint)
+			AND `+s.notIn("id", 3)+` ORDER BY next_attempt_at LIMIT $4`, e, now, s.idList(skip), perEndpoint))
 		if err != nil {
 			return nil, err
 		}
-		for rows.Next() {
-			var id string
-			if err := rows.Scan(&id); err != nil {
-				rows.Close()
-				return nil, err
-			}
-			ids = append(ids, id)
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
-			return nil, err
-		}
+		ids = append(ids, of...)
 	}
 	if len(ids) == 0 {
 		return nil, nil
 	}
 	return scanTargets(s.db.Reader().QueryContext(ctx, `SELECT `+targetColumns+` FROM webhook_deliveries d `+targetJoin+`
 		WHERE d.id IN (SELECT value FROM json_each($1)) ORDER BY d.next_attempt_at LIMIT $2`, s.idList(ids), limit))
+}
+
+// scanIDs reads rows of one text column and closes them.
+func scanIDs(rows *sql.Rows, err error) ([]string, error) {
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		out = append(out, id)
+	}
+	return out, rows.Err()
 }
 
 // scanTargets reads rows of targetColumns and closes them.
