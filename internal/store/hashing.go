@@ -2,9 +2,7 @@ package store
 
 import (
 	"context"
-	"errors"
 	"runtime"
-	"time"
 
 	"golang.org/x/crypto/bcrypt"
 )
@@ -14,25 +12,15 @@ import (
 // milliseconds of CPU by design: without a bound, a flood of sign-ins (an
 // address may try 30 at once, and a botnet has many addresses) or of
 // password changes could take every core, and every merchant's API calls
-// would wait behind it. Past the bound, a check waits its turn.
+// would wait behind it. Past the bound, a check waits its turn for as long
+// as its context allows: a dashboard request's budget (then 503, as for a
+// database that does not answer in time), a command's whole run.
 var hashSlots = make(chan struct{}, max(1, runtime.GOMAXPROCS(0)/2))
-
-// hashWait is how long a check waits for a slot before it gives up with
-// ErrHashingBusy.
-const hashWait = 5 * time.Second
-
-// ErrHashingBusy: every password slot stayed taken for hashWait. It is an
-// Unavailable error (503, try again), not a wrong password.
-var ErrHashingBusy = errors.New("too many password checks at once")
 
 // hashing runs fn, a bcrypt hash or comparison, in one of hashSlots.
 func hashing(ctx context.Context, fn func()) error {
-	wait := time.NewTimer(hashWait)
-	defer wait.Stop()
 	select {
 	case hashSlots <- struct{}{}:
-	case <-wait.C:
-		return ErrHashingBusy
 	case <-ctx.Done():
 		return ctx.Err()
 	}

@@ -27,9 +27,6 @@ func Unavailable(err error) bool {
 	if err == nil {
 		return false
 	}
-	if errors.Is(err, ErrHashingBusy) { // not the database, but as passing
-		return true
-	}
 	// First: a connection that could not be made is "not now" whatever
 	// PostgreSQL said while refusing it (not accepting connections, no
 	// such database, authentication failed): a PgError inside it would
