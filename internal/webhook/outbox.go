@@ -60,19 +60,6 @@ func (s *Service) Enqueue(ctx context.Context, tx *sql.Tx, t *payment.Transactio
 // The rows are read to the end before the caller writes: PostgreSQL cannot
 // run a statement on a connection that still streams a result.
 func activeEndpoints(ctx context.Context, tx *sql.Tx, merchantID string) ([]string, error) {
-	rows, err := tx.QueryContext(ctx, `SELECT id FROM webhook_endpoints
-		WHERE merchant_id = $1 AND enabled = TRUE AND deleted_at IS NULL ORDER BY created_at, id`, merchantID)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var ids []string
-	for rows.Next() {
-		var id string
-		if err := rows.Scan(&id); err != nil {
-			return nil, err
-		}
-		ids = append(ids, id)
-	}
-	return ids, rows.Err()
+	return scanIDs(tx.QueryContext(ctx, `SELECT id FROM webhook_endpoints
+		WHERE merchant_id = $1 AND enabled = TRUE AND deleted_at IS NULL ORDER BY created_at, id`, merchantID))
 }
