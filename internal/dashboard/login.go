@@ -1,6 +1,7 @@
 package dashboard
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/json"
 	"errors"
@@ -189,7 +190,8 @@ func (d *Dashboard) handleLogin() http.Handler {
 			refuse(http.StatusTooManyRequests, throttled(retry), "")
 			return
 		}
-		u, err := d.accounts.CheckPassword(r.Context(), email, in.Password)
+		// The address's sign-ins are compared one at a time (lines.go).
+		u, err := d.checkInLine(r.Context(), client, email, in.Password)
 		if err != nil {
 			addrBack()
 			accountBack()
@@ -242,6 +244,18 @@ func (d *Dashboard) handleLogin() http.Handler {
 			"merchant_id": u.MerchantID, "expires_at": row.ExpiresAt.UTC().Format(payment.TimeFormat),
 		})
 	})
+}
+
+// checkInLine compares email's password once the client address's line
+// lets it through (lines.go): the other sign-ins of that address wait
+// there, not in the queue for a hashing slot that every address shares.
+func (d *Dashboard) checkInLine(ctx context.Context, client, email, password string) (*team.User, error) {
+	done, err := d.signInLines.wait(ctx, client)
+	if err != nil {
+		return nil, err
+	}
+	defer done()
+	return d.accounts.CheckPassword(ctx, email, password)
 }
 
 // tooLarge answers a sign-in over maxLoginBody.

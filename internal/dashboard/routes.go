@@ -71,7 +71,10 @@ type Dashboard struct {
 	// compared, and one that succeeds gives it back.
 	byAccount api.Throttle
 	byAddress api.Throttle
-	csrf      *http.CrossOriginProtection
+	// signInLines lets one sign-in per client address compare its
+	// password at a time (lines.go).
+	signInLines lines
+	csrf        *http.CrossOriginProtection
 }
 
 // The sign-in throttles' budgets: per account 10 tries, then one every

@@ -490,6 +490,11 @@ func TestLoginThrottleAtOnce(t *testing.T) {
 		if n := many[http.StatusUnauthorized]; n < 20 || n > 21 || n+many[http.StatusTooManyRequests] != 40 {
 			t.Errorf("40 wrong sign-ins at once to other accounts: %v, want 20 compared and the rest refused", many)
 		}
+		// They were compared one at a time (lines.go), and no line is
+		// left once they are answered.
+		if n := dashboard.SignInLinesInUse(b.s.App.Dashboard); n != 0 {
+			t.Errorf("%d sign-in lines left after every sign-in was answered", n)
+		}
 	})
 }
 

@@ -1,0 +1,5 @@
+package dashboard
+
+// SignInLinesInUse is how many client addresses have a sign-in holding or
+// waiting for its line (lines.go).
+func SignInLinesInUse(d *Dashboard) int { return d.signInLines.inUse() }
