@@ -159,6 +159,8 @@ func init() {
 			"Attempt a pending or undelivered delivery once more, now; a pending one keeps its automatic schedule.", (*cli).webhookResend},
 		{"webhook test", "webhook test --merchant MERCHANT_ID ENDPOINT_ID [--db URL] [--json]",
 			"Send a transaction.test event to an endpoint, once, and wait for its answer.", (*cli).webhookTest},
+		{"webhook prune", "webhook prune --days N [--merchant MERCHANT_ID] [--dry-run] [--db URL] [--json]",
+			"Delete the history of deliveries that are over (delivered or undelivered) and older than N days, with their attempts; pending ones are kept. For a cron job.", (*cli).webhookPrune},
 		{"config check", "config check [SERVE FLAGS] [--json]",
 			"Print the settings serve would run with (secrets hidden) and where each comes from, check them (the database and Redis reachable), and exit 1 naming every problem.", (*cli).configCheck},
 		{"version", "version [--json]",

@@ -32,6 +32,9 @@ var flagEnv = map[string]string{
 	"to":    "MOMOPAY_BACKUP_TO",
 	"by":    "MOMOPAY_REFUND_BY",
 	"open":  "MOMOPAY_RECONCILE_OPEN",
+	// webhook prune's, named for what they prune.
+	"days":    "MOMOPAY_WEBHOOK_HISTORY_DAYS",
+	"dry-run": "MOMOPAY_PRUNE_DRY_RUN",
 }
 
 // envOf is the environment variable of a flag: every flag of every command

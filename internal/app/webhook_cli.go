@@ -235,3 +235,44 @@ func (c *cli) reportSend(what string, a *webhook.DeliveryAttempt, asJSON bool, v
 	}
 	return nil
 }
+
+// maxPruneDays bounds webhook prune --days: about 100 years, far past any
+// history, and far from overflowing a time.Duration.
+const maxPruneDays = 36500
+
+func (c *cli) webhookPrune(ctx context.Context, args []string) error {
+	fs, db, asJSON := c.flags("webhook prune")
+	days := fs.Int("days", 0, "delete deliveries created more than this many days ago and not changed since (required, at least 1)")
+	merchant := fs.String("merchant", "", "only this merchant's deliveries (default every merchant's)")
+	dryRun := fs.Bool("dry-run", false, "count what would be deleted, delete nothing")
+	if err := c.parseNone(fs, args); err != nil {
+		return err
+	}
+	if *days < 1 || *days > maxPruneDays {
+		return fmt.Errorf("webhook prune: --days must be between 1 and %d (env MOMOPAY_WEBHOOK_HISTORY_DAYS): usage: momopay %s", maxPruneDays, syntaxOf("webhook prune"))
+	}
+	a, err := c.open(ctx, *db)
+	if err != nil {
+		return err
+	}
+	defer a.Close()
+	if *merchant != "" {
+		if err := merchantExists(ctx, a, *merchant); err != nil {
+			return err
+		}
+	}
+	cutoff := time.Now().Add(-time.Duration(*days) * 24 * time.Hour)
+	n, err := a.Webhooks.Prune(ctx, *merchant, cutoff, *dryRun)
+	if err != nil {
+		return fmt.Errorf("webhook prune: %w (%d deliveries deleted before this)", err, n)
+	}
+	if *asJSON {
+		return c.printJSON(map[string]any{"deleted": n, "dry_run": *dryRun, "before": cutoff.UTC().Format(time.RFC3339)})
+	}
+	verb := "deleted"
+	if *dryRun {
+		verb = "would delete"
+	}
+	fmt.Fprintf(c.stdout, "%s %d finished delivery(ies) created before %s, with their attempts\n", verb, n, cutoff.UTC().Format(time.RFC3339))
+	return nil
+}

@@ -7,6 +7,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -458,4 +459,65 @@ func TestWebhookCLIManage(t *testing.T) {
 			t.Fatalf("deliveries table after re-sends: %v\n%s", err, out)
 		}
 	})
+}
+
+// TestWebhookCLIPrune: webhook prune deletes the deliveries that are over
+// and older than --days, keeps pending ones, counts without deleting on a
+// dry run, and refuses a missing --days or an unknown merchant.
+func TestWebhookCLIPrune(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	dbPath := filepath.Join(t.TempDir(), "cli.db")
+	env := map[string]string{"MOMOPAY_DATABASE_URL": dbPath}
+	merchant := newMerchantCLI(t, env)
+	rc := newHookReceiver(t, nil)
+	runJSON(t, env, "webhook", "create", "--merchant", merchant, "--url", rc.URL)
+
+	// Two payments settled 60 days ago: one delivery delivered, the other
+	// never tried (still pending).
+	now := time.Now().Add(-60 * 24 * time.Hour)
+	a, err := app.Open(ctx, app.Config{DatabaseURL: dbPath, Now: func() time.Time { return now },
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 2 {
+		tx, err := a.Payments.Initiate(ctx, merchant, payment.CreateRequest{Reference: fmt.Sprintf("prune-%d", i), Amount: 900,
+			Currency: "XAF", Operator: "AIRTEL", PhoneNumber: sandbox.PhoneNoAnswer})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := a.Payments.Settle(ctx, merchant, tx.ID, payment.StatusFailed, payment.SourceSandbox, ""); err != nil {
+			t.Fatal(err)
+		}
+		if i == 0 {
+			ds, _ := a.Webhooks.Deliveries(ctx, merchant, 0)
+			if _, err := a.Webhooks.Attempt(ctx, merchant, ds[0].ID); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	a.Close()
+
+	dry := map[string]string{"MOMOPAY_DATABASE_URL": dbPath, "MOMOPAY_WEBHOOK_HISTORY_DAYS": "30", "MOMOPAY_PRUNE_DRY_RUN": "true"}
+	if got := runJSON(t, dry, "webhook", "prune"); got["deleted"] != float64(1) || got["dry_run"] != true {
+		t.Errorf("dry run from the variables: %v, want 1 to delete", got)
+	}
+	if out, err := run(t, env, "", "webhook", "prune", "--days", "90"); err != nil || !strings.HasPrefix(out, "deleted 0 finished delivery(ies)") {
+		t.Errorf("prune --days 90: %v %q, want nothing deleted", err, out)
+	}
+	if out, err := run(t, env, "", "webhook", "prune", "--days", "30"); err != nil || !strings.HasPrefix(out, "deleted 1 finished delivery(ies)") {
+		t.Errorf("prune --days 30: %v %q, want 1 deleted", err, out)
+	}
+	left := runJSON(t, env, "webhook", "deliveries", "--merchant", merchant)["deliveries"].([]any)
+	if len(left) != 1 || left[0].(map[string]any)["state"] != "pending" {
+		t.Errorf("deliveries left: %v, want the pending one", left)
+	}
+	if _, err := run(t, env, "", "webhook", "prune"); err == nil || !strings.Contains(err.Error(), "--days must be") {
+		t.Errorf("prune without --days: %v", err)
+	}
+	if _, err := run(t, env, "", "webhook", "prune", "--days", "30", "--merchant", "7d2f4a5e-0000-4000-8000-000000000000"); err == nil ||
+		!strings.Contains(err.Error(), "no merchant") {
+		t.Errorf("prune for an unknown merchant: %v", err)
+	}
 }

@@ -257,3 +257,64 @@ func queueBehindDeadEndpoint(b *testing.B, f *fixture, n int) {
 		b.Fatal(err)
 	}
 }
+
+// pruneN is how many finished deliveries BenchmarkPrune deletes.
+var pruneN = flag.Int("webhook.prune", 20000, "finished deliveries (with an attempt each) that BenchmarkPrune deletes")
+
+// BenchmarkPrune times Service.Prune over -webhook.prune delivered
+// deliveries of one merchant, each with one attempt, created 100 days
+// ago, written straight into the tables. It reports deliveries deleted a
+// second and the mean time of one batch's transaction (ms-per-batch),
+// which is how long pruning holds its rows, or SQLite's writer, at once.
+//
+//	go test -run '^$' -bench BenchmarkPrune -benchtime 1x ./internal/webhook -args -webhook.prune=100000
+func BenchmarkPrune(b *testing.B) {
+	for _, engine := range testserver.Engines {
+		b.Run(engine, func(b *testing.B) {
+			f := setup(b, engine)
+			ctx := context.Background()
+			e, err := f.app.Webhooks.CreateEndpoint(ctx, f.merchant, "http://127.0.0.1:9/")
+			if err != nil {
+				b.Fatal(err)
+			}
+			old := f.app.DB.Time(f.clock.Now().Add(-100 * 24 * time.Hour))
+			var total time.Duration
+			for b.Loop() {
+				b.StopTimer()
+				err := f.app.DB.InTx(ctx, func(tx *sql.Tx) error {
+					for range *pruneN {
+						id := uuid.NewString()
+						if _, err := tx.ExecContext(ctx, `INSERT INTO webhook_deliveries
+							(id, merchant_id, endpoint_id, event, transaction_id, test, payload, state, attempts, next_attempt_at, created_at, updated_at)
+							VALUES ($1, $2, $3, 'transaction.test', NULL, TRUE, '{"event":"transaction.test"}', 'delivered', 1, NULL, $4, $4)`,
+							id, f.merchant, e.ID, old); err != nil {
+							return err
+						}
+						if _, err := tx.ExecContext(ctx, `INSERT INTO webhook_attempts
+							(id, merchant_id, delivery_id, number, manual, attempted_at, status_code, error, latency_ms, response_excerpt)
+							VALUES ($1, $2, $3, 1, FALSE, $4, 200, '', 3, 'ok')`, uuid.NewString(), f.merchant, id, old); err != nil {
+							return err
+						}
+					}
+					return nil
+				})
+				if err != nil {
+					b.Fatal(err)
+				}
+				if _, err := f.app.DB.ExecContext(ctx, `ANALYZE`); err != nil {
+					b.Fatal(err)
+				}
+				b.StartTimer()
+				start := time.Now()
+				n, err := f.app.Webhooks.Prune(ctx, "", f.clock.Now().Add(-90*24*time.Hour), false)
+				total += time.Since(start)
+				if err != nil || n != *pruneN {
+					b.Fatalf("pruned %d, %v; want %d", n, err, *pruneN)
+				}
+			}
+			perRun := total / time.Duration(b.N)
+			b.ReportMetric(float64(*pruneN)/perRun.Seconds(), "deliveries/s")
+			b.ReportMetric(float64(perRun.Microseconds())/1000/float64((*pruneN+webhook.PruneBatch()-1)/webhook.PruneBatch()), "ms-per-batch")
+		})
+	}
+}

@@ -127,15 +127,18 @@ func scanTargets(rows *sql.Rows, err error) ([]*target, error) {
 	return out, rows.Err()
 }
 
-// notIn is the condition that column is none of the ids of parameter n,
-// given by idList.
-func (s *Service) notIn(column string, n int) string {
+// in is the condition that column is one of the ids of parameter n, given
+// by idList.
+func (s *Service) in(column string, n int) string {
 	p := "$" + strconv.Itoa(n)
 	if s.db.Dialect == store.Postgres {
-		return "NOT (" + column + " = ANY(" + p + "::uuid[]))"
+		return column + " = ANY(" + p + "::uuid[])"
 	}
-	return column + " NOT IN (SELECT value FROM json_each(" + p + "))"
+	return column + " IN (SELECT value FROM json_each(" + p + "))"
 }
+
+// notIn is the condition that column is none of the ids of parameter n.
+func (s *Service) notIn(column string, n int) string { return "NOT (" + s.in(column, n) + ")" }
 
 // idList is a list of ids as notIn's parameter: an array on PostgreSQL, a
 // JSON array on SQLite.
