@@ -144,6 +144,13 @@ func TestMoneyPagesAccess(t *testing.T) {
 		if r := dev.postForm("/webhooks/resend-undelivered", url.Values{"since": {"2026-01-01T00:00"}}); r.status != http.StatusForbidden {
 			t.Errorf("cross-origin re-send: %d", r.status)
 		}
+		// A form sent by a caller that asks for JSON gets the envelope, as
+		// its other refusals (403 for a role, 401, 404…) do.
+		dev.headers["Accept"] = "application/json"
+		if r := dev.postForm("/webhooks", url.Values{"url": {rc.URL + "/csrf"}}); r.status != http.StatusForbidden || r.errorCode() != "FORBIDDEN" {
+			t.Errorf("cross-origin form asking for JSON: %d %.200q", r.status, r.body)
+		}
+		delete(dev.headers, "Accept")
 		// Without Origin and Sec-Fetch-Site (an old browser), a Referer of
 		// another site is refused too; one of this site passes.
 		delete(dev.headers, "Origin")

@@ -125,7 +125,10 @@ func (d *Dashboard) handleLanguage() http.Handler {
 		}
 		lang := r.PostForm.Get("language")
 		if team.CheckLanguage(lang) != "" {
-			lang = ""
+			// Not one the page offers: refused, rather than taken for
+			// "follow the browser", which would wipe the user's choice.
+			d.badForm(w, r, nil)
+			return
 		}
 		if err := d.accounts.SetLanguage(r.Context(), s.MerchantID, s.User.ID, lang); err != nil {
 			d.fail(w, r, err)

@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/momopay/momopay/internal/team"
@@ -22,17 +23,20 @@ type deliveryList struct {
 
 type deliveriesPage struct {
 	layout
-	Endpoints    []webhook.Endpoint
-	Events       []string
-	States       []webhook.DeliveryState
-	State        string
-	Event        string
-	Endpoint     string
-	Show         string // "" (every delivery) or showResendable
-	Fields       map[string]string
-	DeliveryList deliveryList
-	NextURL      string
-	NewestURL    string // the first page of the same filter, from a later one
+	Endpoints []webhook.Endpoint
+	Events    []string
+	States    []webhook.DeliveryState
+	State     string
+	Event     string
+	Endpoint  string
+	// DeletedEndpoint: Endpoint is one of the merchant's deleted
+	// endpoints, which the list of endpoints no longer has.
+	DeletedEndpoint bool
+	Show            string // "" (every delivery) or showResendable
+	Fields          map[string]string
+	DeliveryList    deliveryList
+	NextURL         string
+	NewestURL       string // the first page of the same filter, from a later one
 }
 
 // showResendable is the history's filter of what a person can re-send
@@ -55,9 +59,20 @@ func (d *Dashboard) handleDeliveries() http.Handler {
 			States: []webhook.DeliveryState{webhook.StatePending, webhook.StateDelivered, webhook.StateUndelivered},
 			State:  q.Get("state"), Event: q.Get("event"), Endpoint: q.Get("endpoint"), Show: q.Get("show")}
 		p.DeliveryList = deliveryList{layout: &p.layout, Actions: true, Return: "/webhooks/deliveries?" + r.URL.RawQuery}
+		p.Endpoint = strings.ToLower(p.Endpoint) // an id, read in any case
 		if p.Endpoint != "" && !hasEndpoint(list, p.Endpoint) {
-			d.notFound(w, r)
-			return
+			// A deleted endpoint's history stays readable, filter
+			// included; another merchant's endpoint is not found.
+			deleted, err := d.webhooks.EndpointDeleted(r.Context(), merchant, p.Endpoint)
+			if err != nil {
+				d.fail(w, r, err)
+				return
+			}
+			if !deleted {
+				d.notFound(w, r)
+				return
+			}
+			p.DeletedEndpoint = true
 		}
 		f := webhook.DeliveryFilter{State: webhook.DeliveryState(p.State), Event: p.Event, EndpointID: p.Endpoint,
 			Resendable: p.Show == showResendable, After: q.Get("after")}
@@ -147,7 +162,7 @@ func (d *Dashboard) handleResendSince() http.Handler {
 				return
 			}
 			p.Fields = map[string]string{"since": "wh.since.bad"}
-			d.render(w, r, http.StatusBadRequest, "webhooks", p)
+			d.render(w, r, http.StatusUnprocessableEntity, "webhooks", p)
 			return
 		}
 		endpoint := r.PostForm.Get("endpoint")
@@ -175,9 +190,13 @@ func (d *Dashboard) handleResendSince() http.Handler {
 		switch {
 		case res.More:
 			flash = "wh.since.more"
+		case res.Disabled > 0 && res.Queued == 1:
+			flash = "wh.since.disabled.one"
 		case res.Disabled > 0:
 			// Not silently: the overview counts them as needing attention.
 			flash = "wh.since.disabled"
+		case res.Queued == 1:
+			flash = "wh.since.queued.one"
 		}
 		d.redirectWithFlash(w, r, "/webhooks/deliveries", flash, strconv.Itoa(res.Queued))
 	})

@@ -596,8 +596,12 @@ func TestLanguages(t *testing.T) {
 		if r := br.postForm("/account/language", url.Values{"return": {"/"}}); r.status != http.StatusBadRequest {
 			t.Errorf("the language form without its field: %d, want 400", r.status)
 		}
+		// A language the page does not offer is refused too.
+		if r := br.postForm("/account/language", url.Values{"language": {"de"}, "return": {"/"}}); r.status != http.StatusBadRequest {
+			t.Errorf("the language form with de: %d, want 400", r.status)
+		}
 		if page := other.get("/"); !strings.Contains(page.body, `<html lang="fr">`) {
-			t.Error("a language form without its field reset the language")
+			t.Error("a language form without its field, or with one not offered, reset the language")
 		}
 		for _, away := range []string{"//evil.example/", "/\t/evil.example/", "/\n/evil.example/", "/\\evil.example/", "/\\/evil.example/", "https://evil.example/"} {
 			if r := br.postForm("/account/language", url.Values{"language": {"fr"}, "return": {away}}); r.header.Get("Location") != "/account" {

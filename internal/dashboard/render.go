@@ -265,7 +265,7 @@ func (d *Dashboard) withSessionIfAny(w http.ResponseWriter, r *http.Request) *ht
 // contract's envelope. No session is loaded: the request is not trusted.
 func (d *Dashboard) crossOrigin(w http.ResponseWriter, r *http.Request) {
 	mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
-	if mt != "application/x-www-form-urlencoded" && mt != "multipart/form-data" {
+	if wantsJSON(r) || mt != "application/x-www-form-urlencoded" && mt != "multipart/form-data" {
 		writeProblem(w, http.StatusForbidden, "FORBIDDEN", "cross-origin request refused")
 		return
 	}

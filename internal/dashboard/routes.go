@@ -135,7 +135,7 @@ func (d *Dashboard) Register(mux *http.ServeMux) {
 			paths = append(paths, path)
 		}
 		methods[path] = append(methods[path], method)
-		mux.Handle(pattern, d.secure(h))
+		mux.Handle(pattern, d.secure(lowerID(h)))
 	}
 	// handle registers a page, within the API's budget for the database
 	// (api.WithBudget): one that waited that long is answered 503 before
@@ -256,6 +256,18 @@ func (d *Dashboard) secure(next http.Handler) http.Handler {
 			return
 		}
 		protected.ServeHTTP(w, r)
+	})
+}
+
+// lowerID reads a path's {id} in any case, as the API reads its ids: the
+// ids are stored in lower case, and a copied id in capitals must find
+// its key, endpoint, delivery or payment rather than a 404.
+func lowerID(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if id := r.PathValue("id"); id != "" {
+			r.SetPathValue("id", strings.ToLower(id))
+		}
+		next.ServeHTTP(w, r)
 	})
 }
 

@@ -15,6 +15,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
+
 	"github.com/momopay/momopay/internal/webhook"
 )
 
@@ -396,6 +398,7 @@ func TestDeliveryHistoryPage(t *testing.T) {
 			"event=transaction.success":               2,
 			"endpoint=" + endpoint:                    3,
 			"endpoint=" + endpoint + "&state=pending": 0,
+			"endpoint=" + strings.ToUpper(endpoint):   3, // an id in any case, as the API reads ids
 		} {
 			if n := strings.Count(br.get("/webhooks/deliveries?"+query).body, `class="delivery"`); n != want {
 				t.Errorf("%s: %d deliveries, want %d", query, n, want)
@@ -427,8 +430,8 @@ func TestDeliveryHistoryPage(t *testing.T) {
 		if page := br.get("/webhooks/deliveries"); !strings.Contains(page.body, "Re-sent: the endpoint answered HTTP 200.") {
 			t.Error("the re-send's answer is not shown")
 		}
-		if r := br.postForm("/webhooks/deliveries/"+one+"/resend", nil); r.status != http.StatusSeeOther {
-			t.Errorf("re-sending a delivered delivery: %d", r.status)
+		if r := br.postForm("/webhooks/deliveries/"+strings.ToUpper(one)+"/resend", nil); r.status != http.StatusSeeOther {
+			t.Errorf("re-sending a delivered delivery, its id in capitals: %d", r.status)
 		} else if page := br.get("/webhooks/deliveries"); !strings.Contains(page.body, "Not re-sent: this delivery was delivered already.") {
 			t.Error("re-sending a delivered delivery is not refused with its reason")
 		}
@@ -461,8 +464,37 @@ func TestDeliveryHistoryPage(t *testing.T) {
 		if n := len(rc.requests()) - sent; n != 2 {
 			t.Errorf("the re-send since made %d requests, want 2", n)
 		}
-		if r := br.postForm("/webhooks/resend-undelivered", url.Values{"since": {"yesterday"}}); r.status != http.StatusBadRequest {
+		// A time that does not parse is a refused field: 422, the page
+		// again with the reason under the field, as the other forms.
+		if r := br.postForm("/webhooks/resend-undelivered", url.Values{"since": {"yesterday"}}); r.status != http.StatusUnprocessableEntity ||
+			!strings.Contains(r.body, "Enter a date and time.") {
 			t.Errorf("bad time: %d", r.status)
+		} else if err := errorsTiedToFields(r.body); err != nil {
+			t.Errorf("bad time: %v", err)
+		}
+		// One queued: said in the singular.
+		if _, err := b.s.App.DB.Exec(`UPDATE webhook_deliveries SET state = 'undelivered' WHERE id = $1`, one); err != nil {
+			t.Fatal(err)
+		}
+		br.postForm("/webhooks/resend-undelivered", url.Values{"since": {since}})
+		if page := br.get("/webhooks/deliveries"); !strings.Contains(page.body, "1 delivery queued for re-sending.") {
+			t.Error("one delivery queued is not said in the singular")
+		}
+		// A payment's page, its id in capitals.
+		if r := br.get("/transactions/" + strings.ToUpper(ids[0])); r.status != http.StatusOK || !strings.Contains(r.body, ids[0]) {
+			t.Errorf("a payment's page by its id in capitals: %d", r.status)
+		}
+		// A deleted endpoint's history stays readable, filtered by it too;
+		// an endpoint that is not the merchant's is not found.
+		if r := br.postForm("/webhooks/"+endpoint+"/delete", nil); r.status != http.StatusSeeOther {
+			t.Fatalf("delete the endpoint: %d", r.status)
+		}
+		if r := br.get("/webhooks/deliveries?endpoint=" + endpoint); r.status != http.StatusOK || strings.Count(r.body, `class="delivery"`) != 3 ||
+			!strings.Contains(r.body, `<option value="`+endpoint+`" selected>A deleted endpoint</option>`) {
+			t.Errorf("the deleted endpoint's history: %d, %d deliveries", r.status, strings.Count(r.body, `class="delivery"`))
+		}
+		if r := br.get("/webhooks/deliveries?endpoint=" + uuid.NewString()); r.status != http.StatusNotFound {
+			t.Errorf("the history of an endpoint that is not the merchant's: %d, want 404", r.status)
 		}
 		audit := b.login(b.owner.Email).get("/audit").body
 		for _, action := range []string{"webhook.delivery_resent", "webhook.undelivered_resent"} {
