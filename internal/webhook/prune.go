@@ -11,8 +11,8 @@ import (
 // pruneBatch is how many deliveries one transaction of Prune deletes: small
 // enough that it holds their rows (or SQLite's writer) for milliseconds
 // (BenchmarkPrune: about 11 ms on SQLite, 3 ms on PostgreSQL), so
-// settlements and attempts go on while a large history is pruned. 500 took
-// 55 ms on SQLite for the same deliveries a second.
+// settlements and attempts go on while a large history is pruned. Batches
+// of 500 deleted no faster and held SQLite's writer 55 ms each.
 var pruneBatch = 100
 
 // Prune deletes the history of deliveries that are over, with their
