@@ -118,6 +118,20 @@ func (c *cli) merchantApp(ctx context.Context, name string, args []string, more 
 
 // merchantExists says, as an error, that a merchant id given to a command
 // is none of this database's.
+// openFor opens the database for a command whose --merchant is optional:
+// a merchant given must exist.
+func (c *cli) openFor(ctx context.Context, db, merchant string) (*App, error) {
+	a, err := c.open(ctx, db)
+	if err != nil || merchant == "" {
+		return a, err
+	}
+	if err := merchantExists(ctx, a, merchant); err != nil {
+		a.Close()
+		return nil, err
+	}
+	return a, nil
+}
+
 func merchantExists(ctx context.Context, a *App, id string) error {
 	ok, err := a.Merchants.Exists(ctx, id)
 	if err == nil && !ok {
@@ -198,16 +212,11 @@ func (c *cli) reconcileList(ctx context.Context, args []string) error {
 	if err := c.parseNone(fs, args); err != nil {
 		return err
 	}
-	a, err := c.open(ctx, *db)
+	a, err := c.openFor(ctx, *db, *merchant)
 	if err != nil {
 		return err
 	}
 	defer a.Close()
-	if *merchant != "" {
-		if err := merchantExists(ctx, a, *merchant); err != nil {
-			return err
-		}
-	}
 	all, err := a.Cases.List(ctx)
 	if err != nil {
 		return err

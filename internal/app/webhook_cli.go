@@ -251,16 +251,11 @@ func (c *cli) webhookPrune(ctx context.Context, args []string) error {
 	if *days < 1 || *days > maxPruneDays {
 		return fmt.Errorf("webhook prune: --days must be between 1 and %d (env MOMOPAY_WEBHOOK_HISTORY_DAYS): usage: momopay %s", maxPruneDays, syntaxOf("webhook prune"))
 	}
-	a, err := c.open(ctx, *db)
+	a, err := c.openFor(ctx, *db, *merchant)
 	if err != nil {
 		return err
 	}
 	defer a.Close()
-	if *merchant != "" {
-		if err := merchantExists(ctx, a, *merchant); err != nil {
-			return err
-		}
-	}
 	cutoff := time.Now().Add(-time.Duration(*days) * 24 * time.Hour)
 	n, err := a.Webhooks.Prune(ctx, *merchant, cutoff, *dryRun)
 	if err != nil {

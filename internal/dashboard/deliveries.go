@@ -63,13 +63,7 @@ func (d *Dashboard) handleDeliveries() http.Handler {
 		if p.Endpoint != "" && !hasEndpoint(list, p.Endpoint) {
 			// A deleted endpoint's history stays readable, filter
 			// included; another merchant's endpoint is not found.
-			deleted, err := d.webhooks.EndpointDeleted(r.Context(), merchant, p.Endpoint)
-			if err != nil {
-				d.fail(w, r, err)
-				return
-			}
-			if !deleted {
-				d.notFound(w, r)
+			if !d.deletedEndpoint(w, r, p.Endpoint) {
 				return
 			}
 			p.DeletedEndpoint = true

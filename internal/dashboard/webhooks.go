@@ -260,17 +260,26 @@ func (d *Dashboard) handleEndpointDelete() http.Handler {
 	})
 }
 
+// deletedEndpoint reports whether id is one of the session's merchant's
+// deleted endpoints. When it is not, it has answered: 404 (any other id,
+// another merchant's included), or the database's error.
+func (d *Dashboard) deletedEndpoint(w http.ResponseWriter, r *http.Request, id string) bool {
+	deleted, err := d.webhooks.EndpointDeleted(r.Context(), sessionOf(r).MerchantID, id)
+	if err != nil {
+		d.fail(w, r, err)
+		return false
+	}
+	if !deleted {
+		d.notFound(w, r)
+	}
+	return deleted
+}
+
 // endpointGone answers the delete confirmation of an endpoint that is not
 // listed: the merchant's own, deleted already (the back button after
 // deleting it), says so; any other id is not found.
 func (d *Dashboard) endpointGone(w http.ResponseWriter, r *http.Request) {
-	deleted, err := d.webhooks.EndpointDeleted(r.Context(), sessionOf(r).MerchantID, r.PathValue("id"))
-	if err != nil {
-		d.fail(w, r, err)
-		return
-	}
-	if !deleted {
-		d.notFound(w, r)
+	if !d.deletedEndpoint(w, r, r.PathValue("id")) {
 		return
 	}
 	d.render(w, r, http.StatusOK, "webhook_delete", &endpointDeletePage{layout: layout{Title: "wh.gone.title", Nav: "webhooks"}, Deleted: true})
