@@ -59,7 +59,7 @@ func TestUserCommands(t *testing.T) {
 		session := func(password string) string {
 			jti := strings.ToLower(time.Now().Format("150405.000000000"))
 			now := time.Now()
-			u, err := a.Users.CheckPassword(context.Background(), "dev@shop.td", password)
+			u, err := a.Users.CheckPassword(context.Background(), "dev@shop.td", password, false)
 			if err != nil || u == nil {
 				t.Fatalf("sign-in: %v %v", u, err)
 			}
@@ -83,7 +83,7 @@ func TestUserCommands(t *testing.T) {
 		if alive(jti) {
 			t.Error("a session survived user passwd")
 		}
-		if u, _ := a.Users.CheckPassword(context.Background(), "dev@shop.td", "a new developer password"); u == nil {
+		if u, _ := a.Users.CheckPassword(context.Background(), "dev@shop.td", "a new developer password", false); u == nil {
 			t.Error("the new password does not sign in")
 		}
 		jti = session("a new developer password")

@@ -59,7 +59,7 @@ func (d *Dashboard) handlePassword() http.Handler {
 				Error: throttled(secs), Wait: secs})
 			return
 		}
-		u, err := d.accounts.CheckPassword(r.Context(), s.User.Email, r.PostForm.Get("current"))
+		u, err := d.accounts.CheckPassword(r.Context(), s.User.Email, r.PostForm.Get("current"), false)
 		if err != nil {
 			giveBack()
 			d.fail(w, r, err)

@@ -190,8 +190,10 @@ func (d *Dashboard) handleLogin() http.Handler {
 			refuse(http.StatusTooManyRequests, throttled(retry), "")
 			return
 		}
-		// The address's sign-ins are compared one at a time (lines.go).
-		u, err := d.checkInLine(r.Context(), client, email, in.Password)
+		// The address's sign-ins are compared one at a time (lines.go),
+		// and one from a browser that signed in to the account before
+		// goes ahead of others' (store.hashGate).
+		u, err := d.checkInLine(r.Context(), client, email, in.Password, device != "")
 		if err != nil {
 			addrBack()
 			accountBack()
@@ -249,13 +251,13 @@ func (d *Dashboard) handleLogin() http.Handler {
 // checkInLine compares email's password once the client address's line
 // lets it through (lines.go): the other sign-ins of that address wait
 // there, not in the queue for a hashing slot that every address shares.
-func (d *Dashboard) checkInLine(ctx context.Context, client, email, password string) (*team.User, error) {
+func (d *Dashboard) checkInLine(ctx context.Context, client, email, password string, knownDevice bool) (*team.User, error) {
 	done, err := d.signInLines.wait(ctx, client)
 	if err != nil {
 		return nil, err
 	}
 	defer done()
-	return d.accounts.CheckPassword(ctx, email, password)
+	return d.accounts.CheckPassword(ctx, email, password, knownDevice)
 }
 
 // tooLarge answers a sign-in over maxLoginBody.

@@ -17,7 +17,9 @@ import (
 type Accounts interface {
 	// CheckPassword returns the user whose email and password match, or
 	// nil (no error) for an unknown email or a wrong password alike.
-	CheckPassword(ctx context.Context, email, password string) (*team.User, error)
+	// knownDevice: a sign-in from a browser with the account's device
+	// cookie, whose check goes ahead of others while they queue.
+	CheckPassword(ctx context.Context, email, password string, knownDevice bool) (*team.User, error)
 	ByEmail(ctx context.Context, email string) (*team.User, error)
 	// SetPassword applies only while current (the Credential of the check
 	// of the current password) is still the user's password.

@@ -517,7 +517,7 @@ func TestPasswordChangeThrottle(t *testing.T) {
 			!strings.Contains(r.body, "Try again in "+r.header.Get("Retry-After")+" seconds") {
 			t.Errorf("after 10 wrong current passwords, the right one: %d, Retry-After %q; want 429 saying when", r.status, r.header.Get("Retry-After"))
 		}
-		if u, _ := b.s.App.Users.CheckPassword(context.Background(), b.owner.Email, password); u == nil {
+		if u, _ := b.s.App.Users.CheckPassword(context.Background(), b.owner.Email, password, false); u == nil {
 			t.Error("the password changed while the account was throttled")
 		}
 		if r := b.browser().postJSON("/auth/login", `{"email":"`+b.owner.Email+`","password":"`+password+`"}`); r.status != http.StatusTooManyRequests {
@@ -544,7 +544,7 @@ func TestPasswordChangeTriesThrottled(t *testing.T) {
 		if r.status != http.StatusTooManyRequests || r.header.Get("Retry-After") == "" {
 			t.Errorf("the 11th try: %d, Retry-After %q; want 429", r.status, r.header.Get("Retry-After"))
 		}
-		if u, _ := b.s.App.Users.CheckPassword(context.Background(), b.owner.Email, password); u == nil {
+		if u, _ := b.s.App.Users.CheckPassword(context.Background(), b.owner.Email, password, false); u == nil {
 			t.Error("the password changed while the user was throttled")
 		}
 		b.login(b.owner.Email) // signing in still works
@@ -570,7 +570,7 @@ func TestOthersCannotBlockAPasswordChange(t *testing.T) {
 		if r.status != http.StatusSeeOther {
 			t.Fatalf("the owner's password change while strangers are throttled: %d, want 303\n%.2000s", r.status, r.body)
 		}
-		if u, _ := b.s.App.Users.CheckPassword(context.Background(), b.owner.Email, "an entirely new password"); u == nil {
+		if u, _ := b.s.App.Users.CheckPassword(context.Background(), b.owner.Email, "an entirely new password", false); u == nil {
 			t.Error("the password did not change")
 		}
 	})

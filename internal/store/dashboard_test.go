@@ -132,11 +132,11 @@ func TestUsers(t *testing.T) {
 				t.Errorf("add %v: %v", bad, err)
 			}
 		}
-		if u, err := users.CheckPassword(ctx, "DEV@shop.td", "a developer password"); err != nil || u == nil || u.ID != dev.ID {
+		if u, err := users.CheckPassword(ctx, "DEV@shop.td", "a developer password", false); err != nil || u == nil || u.ID != dev.ID {
 			t.Errorf("right password: %v %v", u, err)
 		}
 		for _, c := range [][2]string{{"dev@shop.td", "a wrong password"}, {"nobody@shop.td", "a developer password"}} {
-			if u, err := users.CheckPassword(ctx, c[0], c[1]); err != nil || u != nil {
+			if u, err := users.CheckPassword(ctx, c[0], c[1], false); err != nil || u != nil {
 				t.Errorf("%v: %v %v", c, u, err)
 			}
 		}
@@ -167,7 +167,7 @@ func TestUsers(t *testing.T) {
 		if e, ok := errors.AsType[*payment.Error](err); !ok || e.Code != payment.EINVALID || e.Fields["password"] != team.PasswordGuessable {
 			t.Errorf("a password made of the user's email: %v", err)
 		}
-		if u, err := users.CheckPassword(ctx, "dev@shop.td", "a developer password"); err != nil || u == nil {
+		if u, err := users.CheckPassword(ctx, "dev@shop.td", "a developer password", false); err != nil || u == nil {
 			t.Errorf("the refused change replaced the password: %v %v", u, err)
 		}
 		if msg := team.CheckPassword("dev@shop.td2026", owner.Email); msg != "" {
@@ -242,11 +242,11 @@ func TestLongestPasswordIsExact(t *testing.T) {
 		if _, err := users.Add(ctx, m.ID, "long@shop.td", team.Viewer, pw, now); err != nil {
 			t.Fatal(err)
 		}
-		if u, err := users.CheckPassword(ctx, "long@shop.td", pw); err != nil || u == nil {
+		if u, err := users.CheckPassword(ctx, "long@shop.td", pw, false); err != nil || u == nil {
 			t.Errorf("the 72-byte password: %v %v", u, err)
 		}
 		for _, longer := range []string{pw + "x", pw + pw} {
-			if u, err := users.CheckPassword(ctx, "long@shop.td", longer); err != nil || u != nil {
+			if u, err := users.CheckPassword(ctx, "long@shop.td", longer, false); err != nil || u != nil {
 				t.Errorf("a %d-byte password beginning with it signed in: %v %v", len(longer), u, err)
 			}
 		}
@@ -296,7 +296,7 @@ func TestSessions(t *testing.T) {
 		}
 		signIn := func(password string) string {
 			t.Helper()
-			u, err := users.CheckPassword(ctx, "dev@shop.td", password)
+			u, err := users.CheckPassword(ctx, "dev@shop.td", password, false)
 			if err != nil || u == nil || u.Credential == "" {
 				t.Fatalf("sign-in: %+v %v", u, err)
 			}
@@ -454,7 +454,7 @@ func TestSignInRacesPasswordChange(t *testing.T) {
 	eachEngine(t, func(t *testing.T, db *store.DB) {
 		ctx, m, now := t.Context(), shop(t, db), shopDay
 		users, sessions := store.NewUsers(db), store.NewSessions(db)
-		u, err := users.CheckPassword(ctx, "owner@shop.td", "correct horse battery")
+		u, err := users.CheckPassword(ctx, "owner@shop.td", "correct horse battery", false)
 		if err != nil || u == nil {
 			t.Fatal(u, err)
 		}
@@ -510,13 +510,13 @@ func TestPasswordChecksBounded(t *testing.T) {
 	release := store.HoldPasswordSlots()
 	waiting, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
 	defer cancel()
-	u, err := users.CheckPassword(waiting, "owner@shop.td", "correct horse battery")
+	u, err := users.CheckPassword(waiting, "owner@shop.td", "correct horse battery", false)
 	if u != nil || !errors.Is(err, context.DeadlineExceeded) {
 		t.Errorf("a check while every slot is taken: user %v, %v; want it to wait until its context ends", u != nil, err)
 	}
 	done := make(chan *team.User, 1)
 	go func() {
-		u, _ := users.CheckPassword(ctx, "owner@shop.td", "correct horse battery")
+		u, _ := users.CheckPassword(ctx, "owner@shop.td", "correct horse battery", false)
 		done <- u
 	}()
 	select {

@@ -49,12 +49,12 @@ func pending[In, Out any](b *Batcher[In, Out]) int {
 // HoldPasswordSlots takes every slot of the password checks, as a flood
 // of sign-ins would, until release is called.
 func HoldPasswordSlots() (release func()) {
-	for range cap(hashSlots) {
-		hashSlots <- struct{}{}
+	for range hashSlots.slots {
+		hashSlots.acquire(context.Background(), false)
 	}
 	return func() {
-		for range cap(hashSlots) {
-			<-hashSlots
+		for range hashSlots.slots {
+			hashSlots.release()
 		}
 	}
 }

@@ -37,7 +37,7 @@ func TestMigrationDashboard(t *testing.T) {
 		if err := db.Migrate(ctx); err != nil {
 			t.Fatal(err)
 		}
-		u, err := NewUsers(db).CheckPassword(ctx, "old@example.td", "the old login")
+		u, err := NewUsers(db).CheckPassword(ctx, "old@example.td", "the old login", false)
 		if err != nil || u == nil || u.MerchantID != merchant || u.Role != "owner" {
 			t.Fatalf("the old login as the owner: %+v %v", u, err)
 		}

@@ -121,8 +121,10 @@ var dummyHash = sync.OnceValue(func() []byte {
 
 // CheckPassword returns the user whose email and password match, or nil
 // (and no error) when either is wrong; both cases cost one bcrypt
-// comparison, so timing does not tell which.
-func (s *Users) CheckPassword(ctx context.Context, email, password string) (*team.User, error) {
+// comparison, so timing does not tell which. knownDevice says the check is
+// a sign-in from a browser that signed in to this account before (its
+// device cookie): it waits for a hashing slot ahead of others (hashGate).
+func (s *Users) CheckPassword(ctx context.Context, email, password string, knownDevice bool) (*team.User, error) {
 	var hash string
 	var u *team.User
 	var err error = team.ErrNotFound
@@ -130,7 +132,7 @@ func (s *Users) CheckPassword(ctx context.Context, email, password string) (*tea
 		u, err = scanUser(s.db.QueryRowContext(ctx, `SELECT `+userColumns+`, password_hash FROM users WHERE email = $1`, email), &hash)
 	}
 	if errors.Is(err, team.ErrNotFound) {
-		_, err := passwordMatches(ctx, dummyHash(), password)
+		_, err := passwordMatches(ctx, knownDevice, dummyHash(), password)
 		return nil, err
 	}
 	if err != nil {
@@ -138,7 +140,7 @@ func (s *Users) CheckPassword(ctx context.Context, email, password string) (*tea
 	}
 	// bcrypt reads 72 bytes and ignores the rest, so a longer password
 	// would match the one made of its first 72; none is set that long.
-	ok, err := passwordMatches(ctx, []byte(hash), password)
+	ok, err := passwordMatches(ctx, knownDevice, []byte(hash), password)
 	if err != nil {
 		return nil, err
 	}
