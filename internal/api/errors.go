@@ -60,12 +60,12 @@ type errorObject struct {
 // *payment.Error is logged with the request id and shown only as
 // INTERNAL_ERROR: SQL and Go internals never reach a caller.
 func writeError(w http.ResponseWriter, r *http.Request, log *slog.Logger, err error) {
-	if clientGone(r, err) {
+	if ClientGone(r, err) {
 		// Nobody reads the answer, and nothing failed on our side: not a
 		// 500 in the logs and metrics. What was committed stays (a create
 		// is answered as a duplicate when the client retries it).
 		log.Info("request abandoned by the client", "request_id", requestID(r.Context()), "method", r.Method, "path", r.URL.Path)
-		writeProblem(w, statusClientClosedRequest, "CLIENT_CLOSED_REQUEST", "the client closed the request before it was answered")
+		writeProblem(w, StatusClientClosedRequest, "CLIENT_CLOSED_REQUEST", "the client closed the request before it was answered")
 		return
 	}
 	e, ok := errors.AsType[*payment.Error](err)
@@ -89,13 +89,13 @@ func writeError(w http.ResponseWriter, r *http.Request, log *slog.Logger, err er
 	writeJSON(w, m.status, errorBody{Error: obj})
 }
 
-// statusClientClosedRequest is what the logs and metrics record for a
+// StatusClientClosedRequest is what the logs and metrics record for a
 // request its client abandoned (nginx's 499); the client never sees it.
-const statusClientClosedRequest = 499
+const StatusClientClosedRequest = 499
 
-// clientGone tells whether err comes from the client closing the request
+// ClientGone tells whether err comes from the client closing the request
 // (its context cancelled, not our time budget spent).
-func clientGone(r *http.Request, err error) bool {
+func ClientGone(r *http.Request, err error) bool {
 	return errors.Is(err, context.Canceled) && errors.Is(r.Context().Err(), context.Canceled) &&
 		!errors.Is(context.Cause(r.Context()), ErrStopping)
 }

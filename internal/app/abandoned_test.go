@@ -38,3 +38,31 @@ func TestAbandonedRequestIsNotAnError(t *testing.T) {
 		}
 	})
 }
+
+// TestAbandonedSignInIsNotAnError: a sign-in whose browser went away while
+// it waited its turn for a password check (lines and hashing slots make
+// sign-ins wait during a flood) is abandoned, 499 at INFO, as in the API:
+// closed connections must not count as the dashboard's 500s.
+func TestAbandonedSignInIsNotAnError(t *testing.T) {
+	testdb.Each(t, func(t *testing.T, engine string) {
+		var log testlog.Buffer
+		s := testserver.Start(t, testserver.Options{DB: engine, Log: &log})
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		req := httptest.NewRequestWithContext(ctx, http.MethodPost, "/auth/login",
+			strings.NewReader(`{"email":"someone@example.td","password":"a wrong password"}`))
+		req.Header.Set("Content-Type", "application/json")
+		rec := httptest.NewRecorder()
+		s.App.Handler.ServeHTTP(rec, req)
+		if rec.Code != 499 {
+			t.Errorf("abandoned sign-in recorded as %d, want 499", rec.Code)
+		}
+		out := log.String()
+		if strings.Contains(out, `"level":"ERROR"`) {
+			t.Errorf("an abandoned sign-in was logged as an error:\n%s", out)
+		}
+		if !strings.Contains(out, "request abandoned by the client") {
+			t.Errorf("no line says the sign-in was abandoned:\n%s", out)
+		}
+	})
+}

@@ -159,7 +159,7 @@ func (d *Dashboard) handleResendSince() http.Handler {
 			d.render(w, r, http.StatusUnprocessableEntity, "webhooks", p)
 			return
 		}
-		endpoint := r.PostForm.Get("endpoint")
+		endpoint := strings.ToLower(r.PostForm.Get("endpoint")) // an id, read in any case
 		if endpoint != "" {
 			r.SetPathValue("id", endpoint)
 			if e, err := d.findEndpoint(r); err != nil || e == nil {

@@ -173,6 +173,14 @@ type messagePage struct {
 // page asking to try again shortly, logged as the API logs its 503s;
 // anything else is logged with the request id and shown as that id only.
 func (d *Dashboard) fail(w http.ResponseWriter, r *http.Request, err error) {
+	if api.ClientGone(r, err) {
+		// Nobody reads the answer and nothing failed on our side (a
+		// sign-in closed while it waited its turn, say): not a 500 in
+		// the logs and metrics, as in the API.
+		d.log.Info("request abandoned by the client", "request_id", w.Header().Get("X-Request-Id"), "method", r.Method, "path", r.URL.Path)
+		w.WriteHeader(api.StatusClientClosedRequest)
+		return
+	}
 	if e, ok := errors.AsType[*payment.Error](err); ok && e.Code == payment.ENOTFOUND {
 		d.notFound(w, r)
 		return
