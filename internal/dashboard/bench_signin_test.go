@@ -19,7 +19,10 @@ import (
 	"github.com/momopay/momopay/internal/testserver"
 )
 
-var floodFlooders = flag.Int("signin.flooders", 8, "BenchmarkSignInDuringAFlood's flooding addresses")
+var (
+	floodFlooders = flag.Int("signin.flooders", 8, "BenchmarkSignInDuringAFlood's flooding addresses")
+	floodOwn      = flag.Bool("signin.own", false, "BenchmarkSignInDuringAFlood's flood signs in correctly to the attacker's own account, each address with a device cookie of its own")
+)
 
 // BenchmarkSignInDuringAFlood times two correct sign-ins of the owner
 // while -signin.flooders other addresses each send 30 wrong sign-ins at
@@ -29,7 +32,11 @@ var floodFlooders = flag.Int("signin.flooders", 8, "BenchmarkSignInDuringAFlood'
 // sends its device cookie (known-p50-ms, known-p95-ms), each from an
 // address of its own. The server is told its clients' addresses by
 // X-Forwarded-For from a trusted proxy, and its clock moves an hour
-// between rounds so that every throttle is full again.
+// between rounds so that every throttle is full again. With
+// -signin.own the flood is instead correct sign-ins to one account of the
+// attacker's own, each address with a device cookie of its own, as
+// someone with an account can do: they are never throttled, and go ahead
+// of new browsers' sign-ins.
 //
 //	go test -run '^$' -bench SignInDuringAFlood -benchtime 10x ./internal/dashboard [-args -signin.flooders=40]
 func BenchmarkSignInDuringAFlood(b *testing.B) {
@@ -50,6 +57,7 @@ func BenchmarkSignInDuringAFlood(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+	flooder := func(f int) string { return fmt.Sprintf("198.51.%d.%d", 100+f/250, f%250+1) }
 	// signIn signs in from address with device (a device cookie, or "")
 	// and returns the status and the device cookie set, if any.
 	signIn := func(from, email, pw, device string) (int, string) {
@@ -76,6 +84,16 @@ func BenchmarkSignInDuringAFlood(b *testing.B) {
 	if device == "" {
 		b.Fatal("no device cookie after a sign-in")
 	}
+	// floodDevices[f] is flooder f's device cookie for the attacker's
+	// account (emails[0]), with -signin.own.
+	floodDevices := make([]string, *floodFlooders)
+	if *floodOwn {
+		for f := range floodDevices {
+			if _, floodDevices[f] = signIn(flooder(f), emails[0], password, ""); floodDevices[f] == "" {
+				b.Fatal("no device cookie for the attacker's account")
+			}
+		}
+	}
 	var fresh, known []time.Duration
 	for b.Loop() {
 		clock.Advance(time.Hour)
@@ -83,7 +101,11 @@ func BenchmarkSignInDuringAFlood(b *testing.B) {
 		for f := range *floodFlooders {
 			for i := range perFlooder {
 				email := emails[(f*perFlooder+i)%accounts]
-				flood.Go(func() { signIn(fmt.Sprintf("198.51.%d.%d", 100+f/250, f%250+1), email, "wrong password!", "") })
+				if *floodOwn {
+					flood.Go(func() { signIn(flooder(f), emails[0], password, floodDevices[f]) })
+				} else {
+					flood.Go(func() { signIn(flooder(f), email, "wrong password!", "") })
+				}
 			}
 		}
 		time.Sleep(50 * time.Millisecond) // the flood's requests are in

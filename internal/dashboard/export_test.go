@@ -2,4 +2,4 @@ package dashboard
 
 // SignInLinesInUse is how many client addresses have a sign-in holding or
 // waiting for its line (lines.go).
-func SignInLinesInUse(d *Dashboard) int { return d.signInLines.inUse() }
+func SignInLinesInUse(d *Dashboard) int { return d.signInLines.inUse() + d.deviceLines.inUse() }

@@ -257,6 +257,17 @@ func (d *Dashboard) checkInLine(ctx context.Context, client, email, password str
 		return nil, err
 	}
 	defer done()
+	if knownDevice {
+		// And one at a time per account: those go ahead of the others,
+		// and one account can have many device cookies (its owner's
+		// own sign-ins make them), so from many addresses it would
+		// otherwise fill the way ahead with its own.
+		done, err := d.deviceLines.wait(ctx, email)
+		if err != nil {
+			return nil, err
+		}
+		defer done()
+	}
 	return d.accounts.CheckPassword(ctx, email, password, knownDevice)
 }
 

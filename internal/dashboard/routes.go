@@ -72,9 +72,10 @@ type Dashboard struct {
 	byAccount api.Throttle
 	byAddress api.Throttle
 	// signInLines lets one sign-in per client address compare its
-	// password at a time (lines.go).
-	signInLines lines
-	csrf        *http.CrossOriginProtection
+	// password at a time (lines.go), and deviceLines one sign-in with a
+	// device cookie per account.
+	signInLines, deviceLines lines
+	csrf                     *http.CrossOriginProtection
 }
 
 // The sign-in throttles' budgets: per account 10 tries, then one every
