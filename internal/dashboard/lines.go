@@ -60,10 +60,3 @@ func (l *lines) wait(ctx context.Context, key string) (done func(), err error) {
 	}
 	return func() { <-ln.place; leave() }, nil
 }
-
-// inUse is how many addresses have a sign-in in progress.
-func (l *lines) inUse() int {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return len(l.byKey)
-}
