@@ -3,6 +3,7 @@ package dashboard_test
 import (
 	"context"
 	"encoding/base64"
+	"errors"
 	"fmt"
 	"html"
 	"maps"
@@ -363,6 +364,38 @@ func TestTeamManagement(t *testing.T) {
 		}
 		if br.signedOut() {
 			t.Error("a refused self-removal ended the session")
+		}
+	})
+}
+
+// TestTeamBounded: an owner adding a user to a full team gets the team
+// page again, 422, saying why in the reader's language, with nothing
+// stored; removing a user makes room.
+func TestTeamBounded(t *testing.T) {
+	eachEngine(t, func(t *testing.T, b *bundle) {
+		var last *team.User
+		for i := range team.MaxUsers - 1 { // the owner is one
+			last = b.addUser(b.s.MerchantID, fmt.Sprintf("user%d@example.td", i), team.Viewer)
+		}
+		br := b.login(b.owner.Email)
+		for _, c := range []struct{ lang, want string }{
+			{"en", "No user was added: a team has at most " + strconv.Itoa(team.MaxUsers) + " users."},
+			{"fr", "Aucun utilisateur ajouté\u00a0: une équipe compte au plus " + strconv.Itoa(team.MaxUsers) + " utilisateurs."},
+		} {
+			br.headers["Accept-Language"] = c.lang
+			r := br.postForm("/team", url.Values{"email": {"late@example.td"}, "role": {"viewer"}, "password": {password}})
+			if r.status != http.StatusUnprocessableEntity || !strings.Contains(html.UnescapeString(r.body), c.want) {
+				t.Errorf("a user past the bound (%s): %d, want 422 saying %q:\n%s", c.lang, r.status, c.want, r.body)
+			}
+		}
+		if _, err := b.s.App.Users.ByEmail(context.Background(), "late@example.td"); !errors.Is(err, team.ErrNotFound) {
+			t.Fatalf("a refused user was stored: %v", err)
+		}
+		if r := br.postForm("/team/"+last.ID+"/remove", nil); r.status != http.StatusSeeOther {
+			t.Fatalf("remove: %d", r.status)
+		}
+		if r := br.postForm("/team", url.Values{"email": {"late@example.td"}, "role": {"viewer"}, "password": {password}}); r.status != http.StatusSeeOther {
+			t.Errorf("an add once a user was removed: %d %s", r.status, r.body)
 		}
 	})
 }

@@ -41,6 +41,9 @@ func userProblems(err error, password string) (message string, fields map[string
 	if !ok {
 		return "", nil, false
 	}
+	if errors.Is(err, team.ErrTooManyUsers) {
+		return "team.toomany", nil, true
+	}
 	fields = map[string]string{}
 	for field := range e.Fields {
 		switch field {

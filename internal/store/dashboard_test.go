@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"golang.org/x/crypto/bcrypt"
 
 	"github.com/momopay/momopay/internal/payment"
 	"github.com/momopay/momopay/internal/store"
@@ -229,6 +230,63 @@ func shop(t *testing.T, db *store.DB) *store.Merchant {
 		t.Fatal(err)
 	}
 	return m
+}
+
+// TestTeamBounded: a merchant has at most team.MaxUsers users, also when
+// they are added at once: the ones past the bound are refused and not
+// stored, another merchant is not affected, and removing a user makes
+// room.
+func TestTeamBounded(t *testing.T) {
+	cost := store.PasswordCost
+	t.Cleanup(func() { store.PasswordCost = cost }) // after eachEngine's parallel subtests
+	store.PasswordCost = bcrypt.MinCost             // 100 hashes per engine
+	eachEngine(t, func(t *testing.T, db *store.DB) {
+		ctx, m, now := t.Context(), shop(t, db), shopDay
+		users := store.NewUsers(db)
+		const extra = 5
+		var wg sync.WaitGroup
+		var added, refused atomic.Int32
+		var last atomic.Value                      // an added user's id
+		for i := range team.MaxUsers - 1 + extra { // the owner is one
+			wg.Go(func() {
+				u, err := users.Add(ctx, m.ID, fmt.Sprintf("user%d@shop.td", i), team.Viewer, "a viewer password!", now)
+				switch {
+				case err == nil:
+					added.Add(1)
+					last.Store(u.ID)
+				case errors.Is(err, team.ErrTooManyUsers):
+					refused.Add(1)
+				default:
+					t.Error(err)
+				}
+			})
+		}
+		wg.Wait()
+		list, err := users.List(ctx, m.ID)
+		if err != nil || added.Load() != team.MaxUsers-1 || refused.Load() != extra || len(list) != team.MaxUsers {
+			t.Fatalf("%d users added at once to a team of 1: %d added, %d refused, %d stored (%v); want %d, %d, %d",
+				team.MaxUsers-1+extra, added.Load(), refused.Load(), len(list), err, team.MaxUsers-1, extra, team.MaxUsers)
+		}
+		if _, err := users.Add(ctx, m.ID, "late@shop.td", team.Viewer, "a viewer password!", now); !errors.Is(err, team.ErrTooManyUsers) {
+			t.Fatalf("one more at the bound: %v, want ErrTooManyUsers", err)
+		}
+		if _, err := users.ByEmail(ctx, "late@shop.td"); !errors.Is(err, team.ErrNotFound) {
+			t.Fatalf("a refused user was stored: %v", err)
+		}
+		other, err := store.NewMerchants(db).Create(ctx, "Other", "owner@other.td", "correct horse battery", now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := users.Add(ctx, other.ID, "dev@other.td", team.Developer, "a developer password", now); err != nil {
+			t.Fatalf("another merchant's team: %v", err)
+		}
+		if err := users.Remove(ctx, m.ID, last.Load().(string)); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := users.Add(ctx, m.ID, "late@shop.td", team.Viewer, "a viewer password!", now); err != nil {
+			t.Fatalf("an add after a removal: %v", err)
+		}
+	})
 }
 
 // TestLongestPasswordIsExact: bcrypt reads 72 bytes; a password of 72

@@ -41,7 +41,8 @@ func scanUser(row interface{ Scan(...any) error }, extra ...any) (*team.User, er
 }
 
 // Add creates a user of a merchant. The rules are team.ValidateNew's; the
-// password is kept only as a bcrypt hash.
+// password is kept only as a bcrypt hash. A user past team.MaxUsers is
+// refused with team.ErrTooManyUsers.
 func (s *Users) Add(ctx context.Context, merchantID, email string, role team.Role, password string, now time.Time) (*team.User, error) {
 	email = team.NormalizeEmail(email)
 	// The merchant's name is one of the words a password must not be
@@ -58,7 +59,23 @@ func (s *Users) Add(ctx context.Context, merchantID, email string, role team.Rol
 		return nil, err
 	}
 	u := &team.User{ID: uuid.NewString(), MerchantID: merchantID, Email: email, Role: role, CreatedAt: now.UTC().Truncate(time.Microsecond)}
-	err = s.db.InTx(ctx, func(tx *sql.Tx) error { return insertUser(ctx, s.db, tx, u, string(hash)) })
+	err = s.db.InTx(ctx, func(tx *sql.Tx) error {
+		// Two additions at once must not both see room for one.
+		if err := lockMerchant(ctx, s.db, tx, merchantID); err != nil {
+			return err
+		}
+		if err := insertUser(ctx, s.db, tx, u, string(hash)); err != nil {
+			return err
+		}
+		var n int
+		if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM users WHERE merchant_id = $1`, merchantID).Scan(&n); err != nil {
+			return err
+		}
+		if n > team.MaxUsers {
+			return team.ErrTooManyUsers
+		}
+		return nil
+	})
 	if err != nil {
 		return nil, err
 	}

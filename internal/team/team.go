@@ -1,6 +1,7 @@
 package team
 
 import (
+	"fmt"
 	"net/mail"
 	"slices"
 	"strings"
@@ -163,6 +164,11 @@ func invalid(fields map[string]string) error {
 	return &payment.Error{Code: payment.EINVALID, Message: msg, Fields: fields}
 }
 
+// MaxUsers bounds a merchant's team, as keys and webhook endpoints are
+// bounded: every user can hold sessions and device cookies (each of which
+// gets a sign-in ahead of new browsers), and the team page lists them all.
+const MaxUsers = 100
+
 // Errors the store and the dashboard share.
 var (
 	ErrNotFound   = &payment.Error{Code: payment.ENOTFOUND, Message: "user not found"}
@@ -170,6 +176,9 @@ var (
 		Fields: map[string]string{"email": "a user with this email already exists"}}
 	ErrLastOwner = &payment.Error{Code: payment.EUNPROCESSABLE, Message: "a merchant keeps at least one owner",
 		Fields: map[string]string{"role": "a merchant keeps at least one owner"}}
+	// ErrTooManyUsers refuses a user past MaxUsers.
+	ErrTooManyUsers = &payment.Error{Code: payment.EUNPROCESSABLE,
+		Message: fmt.Sprintf("a merchant has at most %d users: remove one who no longer needs access first", MaxUsers)}
 	// ErrPasswordChanged: the password checked as current was changed
 	// meanwhile (by another session), so this change is not made.
 	ErrPasswordChanged = &payment.Error{Code: payment.EUNPROCESSABLE, Message: "the current password was changed meanwhile",
