@@ -87,6 +87,11 @@ func (c *cli) merchantList(ctx context.Context, args []string) error {
 	return nil
 }
 
+// idArg is an id as the command line reads it: in any case, as the API
+// and the dashboard read ids (they are stored, and printed, in lower
+// case), so an id copied from a tool that upper-cases it still names it.
+func idArg(s string) string { return strings.ToLower(s) }
+
 // merchantApp parses the flags of a command scoped to one merchant (the
 // shared ones, --merchant, and any that more adds), checks the positional
 // arguments against the command's syntax, opens the app without workers,
@@ -109,11 +114,12 @@ func (c *cli) merchantApp(ctx context.Context, name string, args []string, more 
 	if err != nil {
 		return nil, "", nil, false, err
 	}
-	if err := merchantExists(ctx, a, *merchant); err != nil {
+	id := idArg(*merchant)
+	if err := merchantExists(ctx, a, id); err != nil {
 		a.Close()
 		return nil, "", nil, false, err
 	}
-	return a, *merchant, rest, *asJSON, nil
+	return a, id, rest, *asJSON, nil
 }
 
 // merchantExists says, as an error, that a merchant id given to a command
@@ -179,7 +185,7 @@ func (c *cli) apikeyRevoke(ctx context.Context, args []string) error {
 		return err
 	}
 	defer a.Close()
-	id := rest[0]
+	id := idArg(rest[0])
 	target := id
 	if keys, err := a.APIKeys.List(ctx, merchant); err == nil {
 		for _, k := range keys {
@@ -212,6 +218,7 @@ func (c *cli) reconcileList(ctx context.Context, args []string) error {
 	if err := c.parseNone(fs, args); err != nil {
 		return err
 	}
+	*merchant = idArg(*merchant)
 	a, err := c.openFor(ctx, *db, *merchant)
 	if err != nil {
 		return err

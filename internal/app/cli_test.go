@@ -169,6 +169,53 @@ func TestJSONOutput(t *testing.T) {
 	})
 }
 
+// TestIdsInAnyCase: every id the command line takes, --merchant and the
+// positional ones, is read in any case, as the API and the dashboard read
+// them; the output names them as stored, in lower case.
+func TestIdsInAnyCase(t *testing.T) {
+	testdb.Each(t, func(t *testing.T, engine string) {
+		env := map[string]string{"MOMOPAY_DATABASE_URL": migrated(t, engine)}
+		merchant := cliJSON(t, env, "correct horse battery\n", "merchant", "create", "--name", "Case", "--email", "case@example.td", "--password-stdin")["id"].(string)
+		M := strings.ToUpper(merchant)
+		key := cliJSON(t, env, "", "apikey", "create", "--merchant", M)
+		if keys, _ := cliJSON(t, env, "", "apikey", "list", "--merchant", merchant)["api_keys"].([]any); len(keys) != 1 {
+			t.Errorf("the merchant's keys after apikey create --merchant %s: %v", M, keys)
+		}
+		if r := cliJSON(t, env, "", "apikey", "revoke", "--merchant", M, strings.ToUpper(key["id"].(string))); r["id"] != key["id"] || r["status"] != "revoked" {
+			t.Errorf("apikey revoke of an upper-case id: %v", r)
+		}
+		ids := pendingPayments(t, env["MOMOPAY_DATABASE_URL"], merchant, 2)
+		if r := cliJSON(t, env, "", "transaction", "show", strings.ToUpper(ids[0])); r["id"] != ids[0] {
+			t.Errorf("transaction show of an upper-case id: %v", r)
+		}
+		if r := cliJSON(t, env, "", "sandbox", "confirm", strings.ToUpper(ids[0])); r["status"] != "SUCCESS" {
+			t.Errorf("sandbox confirm of an upper-case id: %v", r)
+		}
+		if r := cliJSON(t, env, "", "sandbox", "refuse", strings.ToUpper(ids[1])); r["status"] != "FAILED" {
+			t.Errorf("sandbox refuse of an upper-case id: %v", r)
+		}
+		if _, _, err := cliRun(t, env, "", "refund", strings.ToUpper(ids[1])); err == nil || strings.Contains(err.Error(), "no transaction") {
+			t.Errorf("refund of a FAILED payment named in upper case: %v, want a refusal that found it", err)
+		}
+		endpoint := cliJSON(t, env, "", "webhook", "create", "--merchant", M, "--url", "http://127.0.0.1:9/Hook")
+		if endpoint["url"] != "http://127.0.0.1:9/Hook" {
+			t.Errorf("the URL's case was changed: %v", endpoint)
+		}
+		E := strings.ToUpper(endpoint["id"].(string))
+		if r := cliJSON(t, env, "", "webhook", "disable", "--merchant", M, E); r["id"] != endpoint["id"] {
+			t.Errorf("webhook disable of an upper-case id: %v", r)
+		}
+		if r := cliJSON(t, env, "", "webhook", "enable", "--merchant", M, E); r["id"] != endpoint["id"] {
+			t.Errorf("webhook enable of an upper-case id: %v", r)
+		}
+		cliJSON(t, env, "", "reconcile", "list", "--merchant", M)
+		cliJSON(t, env, "", "webhook", "prune", "--days", "1", "--dry-run", "--merchant", M)
+		if r := cliJSON(t, env, "", "webhook", "delete", "--merchant", M, E); r["id"] != endpoint["id"] {
+			t.Errorf("webhook delete of an upper-case id: %v", r)
+		}
+	})
+}
+
 // pendingPayments creates n payments that stay PENDING (a payer number the
 // sandbox leaves unanswered).
 func pendingPayments(t *testing.T, db, merchant string, n int) []string {

@@ -34,7 +34,7 @@ func (c *cli) refund(ctx context.Context, args []string) error {
 		return err
 	}
 	defer a.Close()
-	id := rest[0]
+	id := idArg(rest[0])
 	merchant, err := a.Transactions.MerchantOf(ctx, id)
 	if errors.Is(err, payment.ErrNotFound) {
 		return fmt.Errorf("no transaction %.80q in this database: pass the transaction's id and the server's --db", id)
@@ -138,7 +138,7 @@ func (c *cli) transactionShow(ctx context.Context, args []string) error {
 		return err
 	}
 	defer a.Close()
-	id := rest[0]
+	id := idArg(rest[0])
 	merchant, err := a.Transactions.MerchantOf(ctx, id)
 	if errors.Is(err, payment.ErrNotFound) {
 		return fmt.Errorf("no transaction %.80q in this database", id)

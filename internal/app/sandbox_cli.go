@@ -18,7 +18,7 @@ func (c *cli) sandboxAnswer(ctx context.Context, name string, args []string, to 
 	if err != nil {
 		return err
 	}
-	id := rest[0]
+	id := idArg(rest[0])
 	a, err := c.open(ctx, *db)
 	if err != nil {
 		return err

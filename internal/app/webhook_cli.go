@@ -18,7 +18,7 @@ func oneID(rest []string, usage string) (string, error) {
 	if len(rest) != 1 {
 		return "", errors.New("usage: momopay " + usage)
 	}
-	return rest[0], nil
+	return idArg(rest[0]), nil
 }
 
 func (c *cli) webhookCreate(ctx context.Context, args []string) error {
@@ -248,6 +248,7 @@ func (c *cli) webhookPrune(ctx context.Context, args []string) error {
 	if err := c.parseNone(fs, args); err != nil {
 		return err
 	}
+	*merchant = idArg(*merchant)
 	if *days < 1 || *days > maxPruneDays {
 		return fmt.Errorf("webhook prune: --days must be between 1 and %d (env MOMOPAY_WEBHOOK_HISTORY_DAYS): usage: momopay %s", maxPruneDays, syntaxOf("webhook prune"))
 	}
