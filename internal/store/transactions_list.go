@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"slices"
 	"strings"
@@ -25,13 +26,13 @@ import (
 //     that day (at most two of them) is counted from the rows themselves,
 //     with the list's own conditions.
 //
-// All of it is one statement, so the per-day counts and their sum, the
-// total, come from one snapshot. The page is then read from the days
-// holding its rows alone: the other days are skipped by their counts, and
-// OFFSET walks those days' rows from the nearer end (pageWalk), in an
-// index that holds the list's conditions (migration 00011). A page
-// therefore costs at most half of its days' matching index entries,
-// whatever its number.
+// All of it is one statement, and the page is read after it in the same
+// snapshot, so the total counts exactly the rows the pages hold. The page
+// is read from the days holding its rows alone: the other days are
+// skipped by their counts, and OFFSET walks those days' rows from the
+// nearer end (pageWalk), in an index that holds the list's conditions
+// (migration 00011). A page therefore costs at most half of its days'
+// matching index entries, whatever its number.
 
 // dayCount is how many listed transactions matching a filter were created
 // on one N'Djamena day (2006-01-02).
@@ -43,31 +44,46 @@ type dayCount struct {
 // ListTransactions implements payment.Store: newest first, ties broken by id
 // so pages never overlap. A transaction whose push is in flight is not
 // listed: a refused push deletes it. One whose sender died is shown once
-// the poller judges its push taken.
+// the poller judges its push taken. The counts and the page are read in
+// one snapshot (InSnapshot): read apart, a payment created between them
+// was on the page but not in its total, and a deep page's walk, placed
+// by the counts, was off by it.
 func (s *Transactions) ListTransactions(ctx context.Context, merchantID string, f payment.ListFilter) (*payment.Page, error) {
 	f, some := f.Microseconds()
 	if !some || !payment.ValidID(merchantID) {
 		return &payment.Page{Transactions: []payment.Transaction{}}, nil
 	}
-	days, err := s.dayCounts(ctx, merchantID, f, f.Page > 1)
+	var page *payment.Page
+	err := s.db.InSnapshot(ctx, func(tx *sql.Tx) error {
+		page = &payment.Page{Transactions: []payment.Transaction{}}
+		days, err := s.dayCounts(ctx, tx, merchantID, f, f.Page > 1)
+		if err != nil {
+			return err
+		}
+		for _, d := range days {
+			page.Total += d.n
+		}
+		// Compare pages before multiplying: (Page-1)*PerPage overflows for
+		// a huge page number, which PostgreSQL refused as a negative
+		// OFFSET and SQLite read as page 1. Past the end is an empty page.
+		if f.Page-1 >= (page.Total+f.PerPage-1)/f.PerPage {
+			return nil
+		}
+		page.Transactions, err = s.readPage(ctx, tx, merchantID, f, days, page.Total)
+		return err
+	})
 	if err != nil {
 		return nil, err
 	}
-	page := &payment.Page{Transactions: []payment.Transaction{}}
-	for _, d := range days {
-		page.Total += d.n
-	}
-	// Compare pages before multiplying: (Page-1)*PerPage overflows for a
-	// huge page number, which PostgreSQL refused as a negative OFFSET and
-	// SQLite read as page 1. Past the end is an empty page.
-	if f.Page-1 >= (page.Total+f.PerPage-1)/f.PerPage {
-		return page, nil
-	}
-	g, order, limit, offset, err := pageWalk(f, days, page.Total)
-	if err != nil {
-		return nil, err
-	}
+	return page, nil
+}
 
+// readPage reads page f.Page of a list whose days dayCounts counted.
+func (s *Transactions) readPage(ctx context.Context, tx *sql.Tx, merchantID string, f payment.ListFilter, days []dayCount, total int) ([]payment.Transaction, error) {
+	g, order, limit, offset, err := pageWalk(f, days, total)
+	if err != nil {
+		return nil, err
+	}
 	// The page's ids first, from the listed rows' indexes alone (migration
 	// 00011): the rows OFFSET skips are passed over there, and only the
 	// page's own rows are read from the table, by primary key. (The inner
@@ -76,7 +92,7 @@ func (s *Transactions) ListTransactions(ctx context.Context, merchantID string, 
 	// against the ids.)
 	where, args := s.listFilter(merchantID, g)
 	args = append(args, limit, offset)
-	rows, err := s.db.Reader().QueryContext(ctx, fmt.Sprintf(`SELECT %s FROM transactions
+	rows, err := tx.QueryContext(ctx, fmt.Sprintf(`SELECT %s FROM transactions
 		WHERE id IN (SELECT id FROM transactions WHERE %s
 			ORDER BY created_at %[3]s, id %[3]s LIMIT $%[4]d OFFSET $%[5]d)
 		ORDER BY created_at DESC, id DESC`, transactionColumns, strings.Join(where, " AND "), order, len(args)-1, len(args)), args...)
@@ -84,14 +100,15 @@ func (s *Transactions) ListTransactions(ctx context.Context, merchantID string, 
 		return nil, err
 	}
 	defer rows.Close()
+	list := make([]payment.Transaction, 0, limit)
 	for rows.Next() {
 		t, err := scanTransaction(rows)
 		if err != nil {
 			return nil, err
 		}
-		page.Transactions = append(page.Transactions, *t)
+		list = append(list, *t)
 	}
-	return page, rows.Err()
+	return list, rows.Err()
 }
 
 // pageWalk says how to read page f.Page of a list whose matching rows
@@ -165,7 +182,7 @@ func pageWalk(f payment.ListFilter, days []dayCount, total int) (g payment.ListF
 // perDay, it returns the total alone (as one day named ""): the first
 // page needs no more, and adding up in the database is cheaper than
 // sending a year of days.
-func (s *Transactions) dayCounts(ctx context.Context, merchantID string, f payment.ListFilter, perDay bool) ([]dayCount, error) {
+func (s *Transactions) dayCounts(ctx context.Context, tx *sql.Tx, merchantID string, f payment.ListFilter, perDay bool) ([]dayCount, error) {
 	r := daysOf(f)
 	day, inFlightDay, groupBy := "day", s.db.totalsDaySQL("created_at"), " GROUP BY day"
 	if !perDay {
@@ -223,7 +240,7 @@ func (s *Transactions) dayCounts(ctx context.Context, merchantID string, f payme
 	}
 	// The parts are added up here rather than by the database: beyond one
 	// row per day there are only the in-flight rows and the edges' counts.
-	rows, err := s.db.Reader().QueryContext(ctx, strings.Join(parts, "\nUNION ALL\n"), args...)
+	rows, err := tx.QueryContext(ctx, strings.Join(parts, "\nUNION ALL\n"), args...)
 	if err != nil {
 		return nil, err
 	}
