@@ -128,7 +128,12 @@ var boundForms = []struct {
 }{
 	{time.RFC3339Nano, 0},
 	{"20060102T150405Z0700", 0}, // takes fractional seconds as well
+	// An offset without its colon after an extended date and time, as
+	// date +%FT%T%z prints it: ISO 8601 would not mix the two, but what it
+	// means is plain.
+	{"2006-01-02T15:04:05Z0700", 0},
 	{"2006-01-02T15:04Z07:00", time.Minute},
+	{"2006-01-02T15:04Z0700", time.Minute},
 	{"20060102T1504Z0700", time.Minute},
 	{"2006-01-02T15:04:05", 0}, // fractional seconds too; no zone: UTC
 	{"20060102T150405", 0},

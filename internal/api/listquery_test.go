@@ -3,6 +3,7 @@ package api_test
 import (
 	"encoding/json"
 	"fmt"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -121,6 +122,7 @@ func TestListBoundForms(t *testing.T) {
 			t.Fatal(err)
 		}
 		minute := created.Truncate(time.Minute)
+		wat := time.FixedZone("WAT", 60*60) // N'Djamena: +0100
 		for query, want := range map[string]int{
 			"?from=" + strings.ToLower(created.Add(-time.Second).Format(time.RFC3339)): 1,
 			"?from=" + created.Add(-time.Second).Format("20060102T150405Z"):            1,
@@ -130,7 +132,11 @@ func TestListBoundForms(t *testing.T) {
 			"?from=" + minute.Add(time.Minute).Format("2006-01-02T15:04Z"):             0,
 			"?from=" + minute.Format("2006-01-02T15:04Z"):                              1,
 			"?to=" + created.Format("20060102"):                                        1,
-			"?from=" + created.AddDate(0, 0, 1).Format("20060102"):                     0,
+			// An offset without a colon, as date +%FT%T%z prints it.
+			"?from=" + url.QueryEscape(created.Add(-time.Second).In(wat).Format("2006-01-02T15:04:05-0700")): 1,
+			"?from=" + url.QueryEscape(created.Add(time.Second).In(wat).Format("2006-01-02T15:04:05-0700")):  0,
+			"?to=" + url.QueryEscape(minute.In(wat).Format("2006-01-02T15:04-0700")):                         1,
+			"?from=" + created.AddDate(0, 0, 1).Format("20060102"):                                           0,
 			// Without a zone: UTC.
 			"?from=" + created.Add(-time.Second).Format("2006-01-02T15:04:05.999999"): 1,
 			"?from=" + created.Add(time.Second).Format("2006-01-02T15:04:05.999999"):  0,
