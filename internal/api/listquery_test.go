@@ -59,6 +59,11 @@ func TestListQueryStrings(t *testing.T) {
 			{"?page=3&per_page=2", "", "3/2/3/2 0"},
 			{"?to=1970-01-01&per_page=5", "", "1/5/0/0 0"},
 			{"?from=1970-01-01T00:00:00Z&to=9999-12-31", "", "1/20/3/1 3"},
+			// Finer than a microsecond, inside the range once rounded as
+			// compared: the last instant of 9999, the first of 1970.
+			{"?to=9999-12-31T23:59:59.9999999Z", "", "1/20/3/1 3"},
+			{"?from=1969-12-31T23:59:59.9999999Z", "", "1/20/3/1 3"},
+			{"?to=10000-01-01T00:00:00Z", "to", ""},
 			{"?status=PENDING&operator=AIRTEL", "", "1/20/3/1 3"},
 			{"?status=PENDING&", "", "1/20/3/1 3"},
 		} {

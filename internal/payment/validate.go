@@ -152,11 +152,16 @@ func (f *ListFilter) Validate() error {
 	if f.Operator != "" && !f.Operator.Valid() {
 		fields["operator"] = "must be AIRTEL or MOOV"
 	}
-	outside := func(t time.Time) bool { return t.Before(MinFilterTime) || t.After(MaxFilterTime) }
-	if !f.From.IsZero() && outside(f.From) {
+	// The range is checked at the microsecond the bound is compared at, so
+	// to=9999-12-31T23:59:59.9999999Z, within that day, is not refused.
+	outside := func(t time.Time, end bool) bool {
+		r := MicrosecondBound(t, end)
+		return r.Before(MinFilterTime) || r.After(MaxFilterTime)
+	}
+	if !f.From.IsZero() && outside(f.From, false) {
 		fields["from"] = "must be between 1970-01-01 and 9999-12-31"
 	}
-	if !f.To.IsZero() && outside(f.To) {
+	if !f.To.IsZero() && outside(f.To, true) {
 		fields["to"] = "must be between 1970-01-01 and 9999-12-31"
 	}
 	if _, bad := fields["to"]; !bad && !f.From.IsZero() && !f.To.IsZero() && f.To.Before(f.From) {
