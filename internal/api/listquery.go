@@ -3,6 +3,7 @@ package api
 import (
 	"errors"
 	"net/url"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -143,6 +144,18 @@ var boundForms = []struct {
 	{"20060102", 24 * time.Hour},
 }
 
+// offsetTail is a bound's UTC offset, with or without its colon; its
+// group is the minutes.
+var offsetTail = regexp.MustCompile(`[+-][0-9]{2}:?([0-9]{2})$`)
+
+// badOffsetMinutes reports whether bound v ends in a UTC offset whose
+// minutes are 60 or more: Go reads +00:60 as an hour, which would move
+// the bound an hour without a word.
+func badOffsetMinutes(v string) bool {
+	m := offsetTail.FindStringSubmatch(v)
+	return m != nil && m[1] >= "60"
+}
+
 // parseBound reads a from or to bound (boundForms); ISO 8601 and RFC 3339
 // allow a lower-case t and z. A to names the end of its span, a from its
 // start. A bound outside payment.MinFilterTime..MaxFilterTime is refused
@@ -163,8 +176,8 @@ func parseBound(v string, end bool) (time.Time, string) {
 	if !parsed && strings.Contains(v, " ") {
 		return time.Time{}, boundProblem + "; in a query string a + is read as a space: write an offset's + as %2B"
 	}
-	if _, offset := t.Zone(); !parsed || offset >= 24*60*60 || offset <= -24*60*60 {
-		return time.Time{}, boundProblem // Go takes +24:00; offsets end at 23:59
+	if _, offset := t.Zone(); !parsed || offset >= 24*60*60 || offset <= -24*60*60 || badOffsetMinutes(v) {
+		return time.Time{}, boundProblem // Go takes +24:00 and +00:60; offsets end at 23:59
 	}
 	t = t.UTC()
 	// The bound is kept as given, and rounded to the microsecond only
