@@ -2,6 +2,8 @@ package store
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"log/slog"
 	"time"
 
@@ -13,8 +15,9 @@ import (
 // notification sent while no connection listens is lost, so up is called
 // with true each time a connection starts listening (the caller catches up
 // on what it may have missed) and with false each time one is lost (the
-// caller stops trusting that it hears everything). A lost connection is
-// replaced with a backoff of up to 5 s, logged at WARN with what.
+// caller stops trusting that it hears everything). A lost connection, or
+// one that stops answering (listenQuiet), is replaced with a backoff of up
+// to 5 s, logged at WARN with what.
 // It returns at once on SQLite, which has no notifications.
 func (db *DB) Listen(ctx context.Context, channel, what string, log *slog.Logger, up func(bool), heard func(payload string)) {
 	if db.Dialect != Postgres {
@@ -57,12 +60,36 @@ func (db *DB) listenOnce(ctx context.Context, channel string, up func(bool), hea
 	}
 	up(true)
 	for {
-		n, err := conn.WaitForNotification(ctx)
-		if err != nil {
+		wait, cancel := context.WithTimeout(ctx, listenQuiet)
+		n, err := conn.WaitForNotification(wait)
+		cancel()
+		if n != nil && n.Channel == channel {
+			heard(n.Payload)
+		}
+		if err == nil {
+			continue
+		}
+		if ctx.Err() != nil || !errors.Is(err, context.DeadlineExceeded) {
 			return true, err
 		}
-		if n.Channel == channel {
-			heard(n.Payload)
+		// Nothing heard for listenQuiet: a connection that hangs without
+		// dropping (a stalled proxy or middlebox) would otherwise be
+		// trusted for ever, its notifications lost. pgx keeps the
+		// connection after a wait's timeout.
+		ping, cancel := context.WithTimeout(ctx, listenPingTimeout)
+		err = conn.Ping(ping)
+		cancel()
+		if err != nil {
+			return true, fmt.Errorf("the connection did not answer a ping within %s: %w", listenPingTimeout, err)
 		}
 	}
 }
+
+// A listening connection quiet for listenQuiet is pinged, and replaced
+// (as a lost one is: up(false) first) when the ping is not answered
+// within listenPingTimeout. So a connection that hangs is found within
+// about 4 s; one that drops is found at once.
+const (
+	listenQuiet       = 2 * time.Second
+	listenPingTimeout = 2 * time.Second
+)
