@@ -3,9 +3,12 @@ package main_test
 import (
 	"crypto/rand"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
+	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -153,3 +156,45 @@ func TestSignInThrottleAcrossInstances(t *testing.T) {
 		t.Errorf("without Redis, %d of 30 made-up API keys through two instances were looked up (401), want 30 (a budget of 20 each)", n)
 	}
 }
+
+// TestRedisUpMetric: with --redis-url, the admin listener's metrics say
+// whether Redis answers (momopay_redis_up 1), and when it does not (0),
+// which before only a log line said while every instance counted its
+// limits on its own; without --redis-url there is no such series.
+func TestRedisUpMetric(t *testing.T) {
+	t.Parallel()
+	// A port nothing listens on: Redis there never answers.
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	gone := "redis://" + ln.Addr().String() + "/0"
+	ln.Close()
+	for _, c := range []struct {
+		name  string
+		flags []string
+		want  string
+	}{
+		{"Redis answers", []string{"--redis-url", testRedisURL(t)}, "momopay_redis_up 1\n"},
+		{"Redis does not answer", []string{"--redis-url", gone}, "momopay_redis_up 0\n"},
+		{"no Redis", nil, ""},
+	} {
+		p := serve(t, filepath.Join(t.TempDir(), "redis.db"), c.flags...)
+		admin := adminLine.FindStringSubmatch(p.stderr.String())
+		if admin == nil {
+			t.Fatalf("%s: no admin listener logged:\n%s", c.name, p.stderr)
+		}
+		r, err := http.Get(admin[1] + "/metrics")
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(r.Body)
+		r.Body.Close()
+		has := strings.Contains(string(body), "momopay_redis_up")
+		if c.want == "" && has || c.want != "" && !strings.Contains(string(body), c.want) {
+			t.Errorf("%s: momopay_redis_up in the metrics: %q, want %q", c.name, redisUpLine.FindString(string(body)), c.want)
+		}
+	}
+}
+
+var redisUpLine = regexp.MustCompile(`(?m)^momopay_redis_up .*$`)
