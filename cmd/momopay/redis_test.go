@@ -172,28 +172,41 @@ func TestRedisUpMetric(t *testing.T) {
 	ln.Close()
 	for _, c := range []struct {
 		name  string
-		flags []string
+		redis func(t *testing.T) string // the --redis-url, or ""
 		want  string
 	}{
-		{"Redis answers", []string{"--redis-url", testRedisURL(t)}, "momopay_redis_up 1\n"},
-		{"Redis does not answer", []string{"--redis-url", gone}, "momopay_redis_up 0\n"},
-		{"no Redis", nil, ""},
+		{"Redis answers", testRedisURL, "momopay_redis_up 1\n"},
+		{"Redis does not answer", func(*testing.T) string { return gone }, "momopay_redis_up 0\n"},
+		{"no Redis", func(*testing.T) string { return "" }, ""},
 	} {
-		p := serve(t, filepath.Join(t.TempDir(), "redis.db"), c.flags...)
-		admin := adminLine.FindStringSubmatch(p.stderr.String())
-		if admin == nil {
-			t.Fatalf("%s: no admin listener logged:\n%s", c.name, p.stderr)
-		}
-		r, err := http.Get(admin[1] + "/metrics")
-		if err != nil {
-			t.Fatal(err)
-		}
-		body, _ := io.ReadAll(r.Body)
-		r.Body.Close()
-		has := strings.Contains(string(body), "momopay_redis_up")
-		if c.want == "" && has || c.want != "" && !strings.Contains(string(body), c.want) {
-			t.Errorf("%s: momopay_redis_up in the metrics: %q, want %q", c.name, redisUpLine.FindString(string(body)), c.want)
-		}
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			var flags []string
+			if url := c.redis(t); url != "" {
+				flags = []string{"--redis-url", url}
+			}
+			checkRedisUp(t, serve(t, filepath.Join(t.TempDir(), "redis.db"), flags...), c.want)
+		})
+	}
+}
+
+// checkRedisUp reads p's metrics and checks its momopay_redis_up line
+// (want "" for none).
+func checkRedisUp(t *testing.T, p *process, want string) {
+	t.Helper()
+	admin := adminLine.FindStringSubmatch(p.stderr.String())
+	if admin == nil {
+		t.Fatalf("no admin listener logged:\n%s", p.stderr)
+	}
+	r, err := http.Get(admin[1] + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(r.Body)
+	r.Body.Close()
+	has := strings.Contains(string(body), "momopay_redis_up")
+	if want == "" && has || want != "" && !strings.Contains(string(body), want) {
+		t.Errorf("momopay_redis_up in the metrics: %q, want %q", redisUpLine.FindString(string(body)), want)
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"log/slog"
 	"sync"
 	"time"
@@ -37,6 +38,7 @@ const (
 // the dashboard. The counters share one view of Redis's health, so an
 // outage is logged once for all of them.
 type Redis struct {
+	rdb     *redis.Client
 	limiter *redis_rate.Limiter
 	log     *slog.Logger
 
@@ -49,7 +51,7 @@ type Redis struct {
 
 // NewRedis counts in the Redis server rdb talks to.
 func NewRedis(rdb *redis.Client, log *slog.Logger) *Redis {
-	return &Redis{limiter: redis_rate.NewLimiter(rdb), log: log}
+	return &Redis{rdb: rdb, limiter: redis_rate.NewLimiter(rdb), log: log}
 }
 
 // limit is cfg as redis_rate counts it: one request every 1/PerSecond (a
@@ -82,6 +84,24 @@ func (r *Redis) reset(ctx context.Context, key string) {
 	defer cancel()
 	r.record(r.limiter.Reset(ctx, key), time.Now())
 }
+
+// Ping reports whether the counters count in Redis now: nil when Redis
+// answers a PING within redisCallTimeout. It shares the counters' view of
+// Redis's health: while they are leaving Redis alone after a failure it
+// fails without asking, and its own outcome counts as theirs do.
+func (r *Redis) Ping(ctx context.Context) error {
+	if r.skipping(time.Now()) {
+		return errRedisSkipped
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), redisCallTimeout)
+	defer cancel()
+	err := r.rdb.Ping(ctx).Err()
+	r.record(err, time.Now())
+	return err
+}
+
+// errRedisSkipped is Ping's answer while Redis is left alone.
+var errRedisSkipped = errors.New("Redis failed within the last second: limits are counted in this process")
 
 func (r *Redis) skipping(now time.Time) bool {
 	r.mu.Lock()

@@ -157,7 +157,11 @@ func TestRedisOutageAndRecovery(t *testing.T) {
 	waitPing()
 	var logs testlog.Buffer
 	cfg := api.RateLimit{PerSecond: 0.5, Burst: 2}
-	l := api.NewRedisLimiter(rdb, cfg, slog.New(slog.NewTextHandler(&logs, nil)))
+	r := api.NewRedis(rdb, slog.New(slog.NewTextHandler(&logs, nil)))
+	l := r.KeyLimiter(cfg)
+	if err := r.Ping(t.Context()); err != nil {
+		t.Fatalf("Ping with Redis up: %v", err)
+	}
 	// The burst is spent in Redis: another instance sees it spent.
 	for range 2 {
 		l.Take(t.Context(), "k", time.Now())
@@ -181,10 +185,18 @@ func TestRedisOutageAndRecovery(t *testing.T) {
 	if !strings.Contains(logs.String(), "Redis does not answer") {
 		t.Errorf("no warning when Redis went away:\n%s", logs.String())
 	}
+	// Ping (momopay_redis_up) says what the counters do: they are not
+	// counting in Redis.
+	if err := r.Ping(t.Context()); err == nil {
+		t.Error("Ping with Redis down: nil")
+	}
 
 	startRedis() // empty: Redis keeps nothing on disk here
 	waitPing()
 	time.Sleep(1100 * time.Millisecond) // the limiter leaves Redis alone 1 s after a failure
+	if err := r.Ping(t.Context()); err != nil {
+		t.Errorf("Ping with Redis back: %v", err)
+	}
 	for range 2 {
 		if _, ok := l.Take(t.Context(), "k2", time.Now()); !ok {
 			t.Errorf("with Redis back, a fresh key was refused")

@@ -58,8 +58,8 @@ func (a *App) counters() (api.KeyLimiter, api.Throttles, error) {
 		return nil, nil, err
 	}
 	a.redis = rdb
-	a.Metrics.ObserveRedis(func(ctx context.Context) error { return rdb.Ping(ctx).Err() })
 	r := api.NewRedis(rdb, a.cfg.Logger)
+	a.Metrics.ObserveRedis(r.Ping)
 	return r.KeyLimiter(a.cfg.RateLimit), r.Throttle, nil
 }
 

@@ -165,20 +165,15 @@ func (m *Metrics) ObservePool(name string, db *sql.DB) {
 	m.registry.MustRegister(collectors.NewDBStatsCollector(db, name))
 }
 
-// redisPingTimeout bounds the PING of one scrape of momopay_redis_up.
-const redisPingTimeout = 500 * time.Millisecond
-
-// ObserveRedis exports momopay_redis_up: whether Redis answers a PING at
-// scrape time. While it does not, this instance counts rate limits and
-// sign-in throttles on its own (N instances allow N times the budget);
-// before, only a log line said so.
+// ObserveRedis exports momopay_redis_up: whether the rate limits and
+// sign-in throttles count in Redis at scrape time (ping, api.Redis.Ping).
+// While they do not, this instance counts them on its own (N instances
+// allow N times the budget); before, only a log line said so.
 func (m *Metrics) ObserveRedis(ping func(context.Context) error) {
 	m.registry.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Namespace: namespace, Name: "redis_up",
-		Help: "1 when Redis (--redis-url) answered a PING at this scrape, 0 when it did not: rate limits and sign-in throttles are then counted per instance."},
+		Help: "1 when Redis (--redis-url) answered a PING at this scrape, 0 when it did not or failed the limits' calls within the last second: rate limits and sign-in throttles are then counted per instance."},
 		func() float64 {
-			ctx, cancel := context.WithTimeout(context.Background(), redisPingTimeout)
-			defer cancel()
-			if ping(ctx) != nil {
+			if ping(context.Background()) != nil {
 				return 0
 			}
 			return 1
