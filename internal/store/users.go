@@ -300,7 +300,7 @@ func (s *Users) Remove(ctx context.Context, merchantID, id string) error {
 
 // keepAnOwner fails the transaction it runs in when the merchant would be
 // left without an owner. Writers of users serialise on the merchant's row
-// (FOR UPDATE on PostgreSQL; SQLite has one writer), so two owners cannot
+// (lockMerchant on PostgreSQL; SQLite has one writer), so two owners cannot
 // demote each other at once.
 func keepAnOwner(ctx context.Context, tx *sql.Tx, merchantID string) error {
 	var n int
@@ -314,11 +314,14 @@ func keepAnOwner(ctx context.Context, tx *sql.Tx, merchantID string) error {
 }
 
 // lockMerchant serialises, on PostgreSQL, the transactions that change a
-// merchant's owners (SQLite's single writer already does).
+// merchant's team: its owners, and its size (SQLite's single writer
+// already does). FOR NO KEY UPDATE, unlike FOR UPDATE, does not hold up
+// the inserts that only reference the merchant (payments, sessions):
+// their foreign key checks take FOR KEY SHARE.
 func lockMerchant(ctx context.Context, db *DB, tx *sql.Tx, merchantID string) error {
 	if db.Dialect != Postgres {
 		return nil
 	}
-	_, err := tx.ExecContext(ctx, `SELECT id FROM merchants WHERE id = $1 FOR UPDATE`, merchantID)
+	_, err := tx.ExecContext(ctx, `SELECT id FROM merchants WHERE id = $1 FOR NO KEY UPDATE`, merchantID)
 	return err
 }
