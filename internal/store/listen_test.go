@@ -70,9 +70,12 @@ func startStallingProxy(t *testing.T, server string) *stallingProxy {
 	var conns sync.WaitGroup
 	var mu sync.Mutex
 	var open []net.Conn
+	closed := false
 	t.Cleanup(func() {
+		p.stalled.Store(false) // bytes held by a failed test go on, and their copies end
 		ln.Close()
 		mu.Lock()
+		closed = true
 		for _, c := range open {
 			c.Close()
 		}
@@ -109,9 +112,15 @@ func startStallingProxy(t *testing.T, server string) *stallingProxy {
 				continue
 			}
 			mu.Lock()
+			if closed { // a connection made while the test ended
+				mu.Unlock()
+				client.Close()
+				upstream.Close()
+				return
+			}
 			open = append(open, client, upstream)
-			mu.Unlock()
 			conns.Add(2)
+			mu.Unlock()
 			go func() { defer conns.Done(); pass(upstream, client) }()
 			go func() { defer conns.Done(); pass(client, upstream) }()
 		}

@@ -164,44 +164,53 @@ func TestListPageAgreesWithItsTotal(t *testing.T) {
 			from := base.Add(time.Duration(k) * time.Minute)
 			return payment.ListFilter{Page: 1, PerPage: 100, From: from, To: from.Add(time.Minute - time.Microsecond)}
 		}
-		var made atomic.Int64
-		var lists, wrong atomic.Int64
-		deadline := time.Now().Add(2 * time.Second)
-		var wg sync.WaitGroup
+		// The writers make a fixed number of payments, and the readers
+		// list until they are done: no clock decides how much is checked.
+		const payments = 240
+		var made, lists, wrong atomic.Int64
+		var writing sync.WaitGroup
 		for w := range 3 {
-			wg.Go(func() {
-				for time.Now().Before(deadline) && !t.Failed() {
-					n := made.Add(1)
+			writing.Go(func() {
+				for n := made.Add(1); n <= payments && !t.Failed(); n = made.Add(1) {
 					at := minute(n / perMinute).From.Add(time.Duration(n%perMinute) * time.Millisecond)
-					tr := newPending(t, txs, merchant, fmt.Sprintf("w%d-%d", w, n), payment.OperatorAirtel, at)
+					tr := pendingTx(merchant, fmt.Sprintf("w%d-%d", w, n), payment.OperatorAirtel, at)
+					if err := txs.CreateTransaction(ctx, tr); err != nil {
+						t.Error(err)
+						return
+					}
 					if err := txs.PushTaken(ctx, merchant, tr.ID, "", payment.TransactionEvent{Kind: payment.EventPushAccepted, At: at, Status: payment.StatusPending}); err != nil {
 						t.Error(err)
+						return
 					}
 				}
 			})
 		}
+		done := make(chan struct{})
+		var reading sync.WaitGroup
 		for range 2 {
-			wg.Go(func() {
-				for time.Now().Before(deadline) && !t.Failed() {
-					page, err := txs.ListTransactions(ctx, merchant, minute(made.Load()/perMinute))
+			reading.Go(func() {
+				for {
+					select {
+					case <-done:
+						return
+					default:
+					}
+					page, err := txs.ListTransactions(ctx, merchant, minute(min(made.Load(), payments)/perMinute))
 					if err != nil {
 						t.Error(err)
 						return
 					}
 					lists.Add(1)
-					if len(page.Transactions) != page.Total {
-						if wrong.Add(1) == 1 {
-							t.Errorf("a page of %d rows says its total is %d", len(page.Transactions), page.Total)
-						}
+					if len(page.Transactions) != page.Total && wrong.Add(1) == 1 {
+						t.Errorf("a page of %d rows says its total is %d", len(page.Transactions), page.Total)
 					}
 				}
 			})
 		}
-		wg.Wait()
-		t.Logf("%d payments, %d lists, %d of them disagreeing with their total", made.Load(), lists.Load(), wrong.Load())
-		if made.Load() < 2*perMinute || lists.Load() < 100 {
-			t.Fatalf("too little work to tell: %d payments, %d lists", made.Load(), lists.Load())
-		}
+		writing.Wait()
+		close(done)
+		reading.Wait()
+		t.Logf("%d payments, %d lists, %d of them disagreeing with their total", payments, lists.Load(), wrong.Load())
 	})
 }
 
@@ -215,16 +224,22 @@ var edgeOffsets = []time.Duration{0, -time.Microsecond, -2 * time.Microsecond, -
 // in flight.
 func newPending(t *testing.T, txs *store.Transactions, merchantID, ref string, op payment.Operator, at time.Time) *payment.Transaction {
 	t.Helper()
-	tr := &payment.Transaction{
+	tr := pendingTx(merchantID, ref, op, at)
+	if err := txs.CreateTransaction(t.Context(), tr); err != nil {
+		t.Fatalf("create %s: %v", ref, err)
+	}
+	return tr
+}
+
+// pendingTx is a new transaction as the service makes it: PENDING, its
+// push in flight.
+func pendingTx(merchantID, ref string, op payment.Operator, at time.Time) *payment.Transaction {
+	return &payment.Transaction{
 		ID: uuid.Must(uuid.NewV7()).String(), MerchantID: merchantID, Reference: ref,
 		InternalRef: "SERVICE-L" + uuid.NewString()[:8], Amount: 1500, Currency: "XAF",
 		Operator: op, PhoneNumber: "+23566000000", Status: payment.StatusPending,
 		CreatedAt: at, UpdatedAt: at, ExpiresAt: at.Add(5 * time.Minute), PushInFlight: true,
 	}
-	if err := txs.CreateTransaction(t.Context(), tr); err != nil {
-		t.Fatalf("create %s: %v", ref, err)
-	}
-	return tr
 }
 
 // lifecycle takes tr down one of the paths a payment takes after its
