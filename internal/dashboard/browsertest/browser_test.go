@@ -335,8 +335,9 @@ func (b *Browser) unfold() {
 }
 
 // check runs axe-core on the current page, checks its table wrappers
-// (checkTableRegions) and saves its screenshot as name.png. Call it on
-// every page the journey visits.
+// (checkTableRegions) and that none scrolls sideways on a desktop screen,
+// and saves its screenshot as name.png. Call it on every page the journey
+// visits.
 func (b *Browser) check(name string) {
 	b.t.Helper()
 	if b.pagesOnly {
@@ -355,6 +356,9 @@ func (b *Browser) check(name string) {
 		b.t.Errorf("axe-core on %q (%s): %d serious or critical violation(s):\n%s", name, b.path(), len(vs), formatViolations(vs))
 	}
 	b.checkTableRegions(name)
+	if hidden := run(b, "look for tables scrolling sideways", chromedp.Evaluate[[]string](hiddenColumns)); len(hidden) > 0 {
+		b.t.Errorf("page %q (%s) on a desktop screen hides columns off to the side: %s", name, b.path(), strings.Join(hidden, "; "))
+	}
 }
 
 // screenshot saves the whole page as <prefix>-<name>.png.

@@ -257,6 +257,10 @@ func (j *journey) french() {
 	}
 	b.check("overview-fr")
 	b.checkNarrow("overview-fr")
+	// The French words are longer: the endpoint's row, with its rotated
+	// secret's note and five actions, once pushed its last two out of view.
+	b.open("/webhooks")
+	b.check("webhooks-fr")
 }
 
 // signOut: after signing out the back button shows the login page, not the
