@@ -180,19 +180,25 @@ func (d *Dashboard) handleResendSince() http.Handler {
 			target += ", endpoint " + endpoint
 		}
 		d.Audit(r.Context(), team.ActionResentSince, target+": "+strconv.Itoa(res.Queued)+" queued")
-		flash := "wh.since.queued"
+		// One and none have their own words (French says "aucun envoi",
+		// not "0 envois"); none takes no argument.
+		flash, arg := "wh.since.queued", strconv.Itoa(res.Queued)
 		switch {
 		case res.More:
 			flash = "wh.since.more"
+		case res.Disabled > 0 && res.Queued == 0:
+			flash, arg = "wh.since.disabled.zero", ""
 		case res.Disabled > 0 && res.Queued == 1:
 			flash = "wh.since.disabled.one"
 		case res.Disabled > 0:
 			// Not silently: the overview counts them as needing attention.
 			flash = "wh.since.disabled"
+		case res.Queued == 0:
+			flash, arg = "wh.since.queued.zero", ""
 		case res.Queued == 1:
 			flash = "wh.since.queued.one"
 		}
-		d.redirectWithFlash(w, r, "/webhooks/deliveries", flash, strconv.Itoa(res.Queued))
+		d.redirectWithFlash(w, r, "/webhooks/deliveries", flash, arg)
 	})
 }
 

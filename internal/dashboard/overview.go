@@ -154,14 +154,15 @@ func (d *Dashboard) overview(ctx context.Context, merchantID string, now time.Ti
 	if final > 0 {
 		p.SuccessRate = fmt.Sprintf("%d %%", (status[payment.StatusSuccess].Count*200+final)/(2*final)) // rounded, not cut
 	}
-	p.Chart = barChart(translate(lang, "overview.chart"), days, perDay)
+	p.Chart = barChart(lang, days, perDay)
 	return p, nil
 }
 
-// barChart draws the week's collected amounts as an inline SVG: one bar a
-// day, the day's number under it, the amount in each bar's title. It has
+// barChart draws the week's collected amounts as an inline SVG, named in
+// lang: one bar a day, the day's number under it, the day and its amount
+// in each bar's title. It has
 // no inline style (the CSP forbids it): the stylesheet colours it.
-func barChart(label string, days []string, amounts map[string]int64) template.HTML {
+func barChart(lang string, days []string, amounts map[string]int64) template.HTML {
 	const width, height, bottom = 700, 180, 20
 	var top int64 = 1
 	for _, d := range days {
@@ -176,15 +177,15 @@ func barChart(label string, days []string, amounts map[string]int64) template.HT
 		figures[i] = d[8:] + "/" + d[5:7] + " " + fcfa(amounts[d])
 	}
 	fmt.Fprintf(&b, `<svg class="chart" viewBox="0 0 %d %d" role="img" aria-label="%s">`, width, height,
-		template.HTMLEscapeString(label+": "+strings.Join(figures, ", ")))
+		template.HTMLEscapeString(translate(lang, "overview.chart.figures", strings.Join(figures, ", "))))
 	for i, d := range days {
 		h := int(amounts[d] * (height - bottom - 10) / top)
 		if amounts[d] > 0 {
 			h = max(h, 2)
 		}
 		x := i*slot + slot/5
-		fmt.Fprintf(&b, `<g><title>%s: %s</title><rect class="bar" x="%d" y="%d" width="%d" height="%d" rx="3"></rect>`,
-			template.HTMLEscapeString(d), template.HTMLEscapeString(fcfa(amounts[d])), x, height-bottom-h, slot*3/5, h)
+		fmt.Fprintf(&b, `<g><title>%s</title><rect class="bar" x="%d" y="%d" width="%d" height="%d" rx="3"></rect>`,
+			template.HTMLEscapeString(figures[i]), x, height-bottom-h, slot*3/5, h)
 		fmt.Fprintf(&b, `<text class="axis" x="%d" y="%d" text-anchor="middle">%s</text></g>`, i*slot+slot/2, height-4, d[8:]+"/"+d[5:7])
 	}
 	b.WriteString(`<line class="base" x1="0" x2="700" y1="160" y2="160"></line></svg>`)

@@ -623,6 +623,8 @@ func TestLanguages(t *testing.T) {
 		other.headers["Accept-Language"] = "en"
 		if page := other.get("/"); !strings.Contains(page.body, `<html lang="fr">`) || !strings.Contains(page.body, "Encaissé aujourd&#39;hui") {
 			t.Error("the chosen language is not remembered")
+		} else if !strings.Contains(page.body, "Aucun paiement") || strings.Contains(page.body, "0 paiements") {
+			t.Error(`a day without payments is not said as French says it ("aucun paiement")`)
 		}
 		// A form without the field (a text/plain body reads as one) is
 		// refused, not taken for "follow the browser".
@@ -690,7 +692,8 @@ func TestOverviewFigures(t *testing.T) {
 			pay("yesterday", 10000, payment.OperatorAirtel, payment.StatusSuccess)
 			clock.Advance(2 * time.Hour)
 
-			page := b.login(b.owner.Email).get("/").body
+			br := b.login(b.owner.Email)
+			page := br.get("/").body
 			for _, want := range []string{
 				// Collected, less the one refund REFUNDED (a REFUSED one
 				// gave nothing back): today 1 500 + 250 000 - 1 500.
@@ -705,10 +708,18 @@ func TestOverviewFigures(t *testing.T) {
 				// SUCCESS: 2 today, 3 over the week; AIRTEL: 2 today, 3 in all.
 				`status-SUCCESS">Succeeded</span></th><td class="num" data-label="Today">2</td><td class="num" data-label="7 days">3</td>`,
 				`AIRTEL</th><td class="num" data-label="Today">2</td><td class="num" data-label="7 days">3</td>`,
+				// A bar's title names its day as the axis does.
+				`<title>10/03 10 000 FCFA</title>`,
 			} {
 				if !strings.Contains(page, want) {
 					t.Errorf("the overview lacks %q", want)
 				}
+			}
+			// In French, the chart's name is written as French is, with a
+			// no-break space before its colon.
+			br.headers["Accept-Language"] = "fr"
+			if fr := br.get("/").body; !strings.Contains(fr, "aria-label=\"Encaissé par jour, 7 derniers jours\u00a0: 05/03 0 FCFA, ") {
+				t.Errorf("the French overview's chart is not named in French:\n%s", regexp.MustCompile(`<svg class="chart"[^>]*>`).FindString(fr))
 			}
 		})
 	}

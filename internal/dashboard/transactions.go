@@ -471,7 +471,7 @@ func init() {
 		"tx.field.currency":              "Devise",
 		"tx.field.description":           "Description",
 		"tx.field.created_at":            "Créée le",
-		"tx.field.updated_at":            "Mis à jour le",
+		"tx.field.updated_at":            "Mise à jour le",
 		"tx.field.expires_at":            "Expire le",
 		"tx.field.failure_reason":        "Motif de l'échec",
 		"tx.field.operator_code":         "Code de l'opérateur",

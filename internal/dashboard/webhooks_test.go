@@ -483,6 +483,13 @@ func TestDeliveryHistoryPage(t *testing.T) {
 		if page := br.get("/webhooks/deliveries"); !strings.Contains(page.body, "1 delivery queued for re-sending.") {
 			t.Error("one delivery queued is not said in the singular")
 		}
+		// None queued: in French, "aucun envoi", not "0 envois".
+		br.headers["Accept-Language"] = "fr"
+		br.postForm("/webhooks/resend-undelivered", url.Values{"since": {since}})
+		if page := br.get("/webhooks/deliveries"); !strings.Contains(html.UnescapeString(page.body), "Aucun envoi mis en file d'attente pour être renvoyé.") {
+			t.Error("no delivery queued is not said as French says it")
+		}
+		delete(br.headers, "Accept-Language")
 		// A payment's page, its id in capitals.
 		if r := br.get("/transactions/" + strings.ToUpper(ids[0])); r.status != http.StatusOK || !strings.Contains(r.body, ids[0]) {
 			t.Errorf("a payment's page by its id in capitals: %d", r.status)
