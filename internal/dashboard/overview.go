@@ -160,8 +160,8 @@ func (d *Dashboard) overview(ctx context.Context, merchantID string, now time.Ti
 
 // barChart draws the week's collected amounts as an inline SVG, named in
 // lang: one bar a day, the day's number under it, the day and its amount
-// in each bar's title. It has
-// no inline style (the CSP forbids it): the stylesheet colours it.
+// in each bar's title. It has no inline style (the CSP forbids it): the
+// stylesheet colours it.
 func barChart(lang string, days []string, amounts map[string]int64) template.HTML {
 	const width, height, bottom = 700, 180, 20
 	var top int64 = 1

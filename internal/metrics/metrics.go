@@ -171,7 +171,7 @@ func (m *Metrics) ObservePool(name string, db *sql.DB) {
 // allow N times the budget); before, only a log line said so.
 func (m *Metrics) ObserveRedis(ping func(context.Context) error) {
 	m.registry.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Namespace: namespace, Name: "redis_up",
-		Help: "1 when Redis (--redis-url) answered a PING at this scrape, 0 when it did not or failed the limits' calls within the last second: rate limits and sign-in throttles are then counted per instance."},
+		Help: "1 when Redis (--redis-url) answered a PING at this scrape; 0 when it did not, or when a call of the rate limits failed within the last second: rate limits and sign-in throttles are then counted per instance."},
 		func() float64 {
 			if ping(context.Background()) != nil {
 				return 0
