@@ -61,28 +61,37 @@ func limit(cfg RateLimit) redis_rate.Limit {
 	return redis_rate.Limit{Rate: 1, Period: time.Duration(float64(time.Second) / cfg.PerSecond), Burst: max(cfg.Burst, 1)}
 }
 
+// ask makes one call to Redis, within redisCallTimeout, and records its
+// outcome, unless Redis is being left alone after a failure; it returns
+// errRedisSkipped then, else the call's error.
+func (r *Redis) ask(ctx context.Context, call func(context.Context) error) error {
+	if r.skipping(time.Now()) {
+		return errRedisSkipped
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), redisCallTimeout)
+	defer cancel()
+	err := call(ctx)
+	r.record(err, time.Now())
+	return err
+}
+
+// errRedisSkipped is ask's answer while Redis is left alone.
+var errRedisSkipped = errors.New("Redis failed within the last second: limits are counted in this process")
+
 // allowN spends n of key's budget (a negative n gives back), unless Redis
 // is being left alone after a failure; ok is false when Redis was not
 // asked or did not answer.
 func (r *Redis) allowN(ctx context.Context, key string, lim redis_rate.Limit, n int) (res *redis_rate.Result, ok bool) {
-	if r.skipping(time.Now()) {
-		return nil, false
-	}
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), redisCallTimeout)
-	defer cancel()
-	res, err := r.limiter.AllowN(ctx, key, lim, n)
-	r.record(err, time.Now())
+	err := r.ask(ctx, func(ctx context.Context) (err error) {
+		res, err = r.limiter.AllowN(ctx, key, lim, n)
+		return err
+	})
 	return res, err == nil
 }
 
 // reset forgets key's count, when Redis answers.
 func (r *Redis) reset(ctx context.Context, key string) {
-	if r.skipping(time.Now()) {
-		return
-	}
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), redisCallTimeout)
-	defer cancel()
-	r.record(r.limiter.Reset(ctx, key), time.Now())
+	r.ask(ctx, func(ctx context.Context) error { return r.limiter.Reset(ctx, key) })
 }
 
 // Ping reports whether the counters count in Redis now: nil when Redis
@@ -90,18 +99,8 @@ func (r *Redis) reset(ctx context.Context, key string) {
 // Redis's health: while they are leaving Redis alone after a failure it
 // fails without asking, and its own outcome counts as theirs do.
 func (r *Redis) Ping(ctx context.Context) error {
-	if r.skipping(time.Now()) {
-		return errRedisSkipped
-	}
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), redisCallTimeout)
-	defer cancel()
-	err := r.rdb.Ping(ctx).Err()
-	r.record(err, time.Now())
-	return err
+	return r.ask(ctx, func(ctx context.Context) error { return r.rdb.Ping(ctx).Err() })
 }
-
-// errRedisSkipped is Ping's answer while Redis is left alone.
-var errRedisSkipped = errors.New("Redis failed within the last second: limits are counted in this process")
 
 func (r *Redis) skipping(now time.Time) bool {
 	r.mu.Lock()
