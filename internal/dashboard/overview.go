@@ -177,7 +177,7 @@ func barChart(lang string, days []string, amounts map[string]int64) template.HTM
 		figures[i] = d[8:] + "/" + d[5:7] + " " + fcfa(amounts[d])
 	}
 	fmt.Fprintf(&b, `<svg class="chart" viewBox="0 0 %d %d" role="img" aria-label="%s">`, width, height,
-		template.HTMLEscapeString(translate(lang, "overview.chart.figures", strings.Join(figures, ", "))))
+		template.HTMLEscapeString(translate(lang, "common.labelled", translate(lang, "overview.chart"), strings.Join(figures, ", "))))
 	for i, d := range days {
 		h := int(amounts[d] * (height - bottom - 10) / top)
 		if amounts[d] > 0 {
