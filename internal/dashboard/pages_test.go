@@ -351,6 +351,16 @@ func TestTeamManagement(t *testing.T) {
 		if r := br.postForm("/team/"+ana.ID+"/role", url.Values{"role": {"viewer"}}); r.status != http.StatusSeeOther {
 			t.Fatalf("change role: %d", r.status)
 		}
+		if page := br.get("/team"); !strings.Contains(page.body, "The role was changed.") {
+			t.Error("no flash after a role change")
+		}
+		// The role Ana has already changes nothing, and the page says so.
+		if r := br.postForm("/team/"+ana.ID+"/role", url.Values{"role": {"viewer"}}); r.status != http.StatusSeeOther {
+			t.Fatalf("the same role again: %d", r.status)
+		}
+		if page := br.get("/team"); !strings.Contains(page.body, "Nothing changed: the user had that role already.") || strings.Contains(page.body, "The role was changed.") {
+			t.Error("the same role again is announced as a change")
+		}
 		// The new role applies to Ana's open session at once.
 		if r := anaBrowser.postForm("/keys", nil); r.status != http.StatusForbidden {
 			t.Errorf("demoted user creates a key: %d", r.status)

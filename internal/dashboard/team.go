@@ -124,9 +124,11 @@ func (d *Dashboard) handleUserRole() http.Handler {
 			d.fail(w, r, err)
 			return
 		}
-		if was != role { // a role set to the one the user had is no change to log
-			d.Audit(r.Context(), team.ActionRoleChanged, u.Email+": "+string(was)+" → "+string(role))
+		if was == role { // the role the user had: no change to log or to announce
+			d.redirectWithFlash(w, r, "/team", "team.roleunchanged", "")
+			return
 		}
+		d.Audit(r.Context(), team.ActionRoleChanged, u.Email+": "+string(was)+" → "+string(role))
 		d.redirectWithFlash(w, r, "/team", "team.rolechanged", "")
 	})
 }
