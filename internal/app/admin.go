@@ -122,22 +122,24 @@ func (c *cli) merchantApp(ctx context.Context, name string, args []string, more 
 	return a, id, rest, *asJSON, nil
 }
 
-// merchantExists says, as an error, that a merchant id given to a command
-// is none of this database's.
-// openFor opens the database for a command whose --merchant is optional:
-// a merchant given must exist.
-func (c *cli) openFor(ctx context.Context, db, merchant string) (*App, error) {
+// openFor opens the database for a command whose --merchant is optional.
+// It reads *merchant as an id (idArg, in place, so that the command
+// filters by the id as stored), and a merchant given must exist.
+func (c *cli) openFor(ctx context.Context, db string, merchant *string) (*App, error) {
+	*merchant = idArg(*merchant)
 	a, err := c.open(ctx, db)
-	if err != nil || merchant == "" {
+	if err != nil || *merchant == "" {
 		return a, err
 	}
-	if err := merchantExists(ctx, a, merchant); err != nil {
+	if err := merchantExists(ctx, a, *merchant); err != nil {
 		a.Close()
 		return nil, err
 	}
 	return a, nil
 }
 
+// merchantExists says, as an error, that a merchant id given to a command
+// is none of this database's.
 func merchantExists(ctx context.Context, a *App, id string) error {
 	ok, err := a.Merchants.Exists(ctx, id)
 	if err == nil && !ok {
@@ -218,8 +220,7 @@ func (c *cli) reconcileList(ctx context.Context, args []string) error {
 	if err := c.parseNone(fs, args); err != nil {
 		return err
 	}
-	*merchant = idArg(*merchant)
-	a, err := c.openFor(ctx, *db, *merchant)
+	a, err := c.openFor(ctx, *db, merchant)
 	if err != nil {
 		return err
 	}

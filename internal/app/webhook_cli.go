@@ -248,11 +248,10 @@ func (c *cli) webhookPrune(ctx context.Context, args []string) error {
 	if err := c.parseNone(fs, args); err != nil {
 		return err
 	}
-	*merchant = idArg(*merchant)
 	if *days < 1 || *days > maxPruneDays {
 		return fmt.Errorf("webhook prune: --days must be between 1 and %d (env MOMOPAY_WEBHOOK_HISTORY_DAYS): usage: momopay %s", maxPruneDays, syntaxOf("webhook prune"))
 	}
-	a, err := c.openFor(ctx, *db, *merchant)
+	a, err := c.openFor(ctx, *db, merchant)
 	if err != nil {
 		return err
 	}
