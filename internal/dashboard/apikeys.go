@@ -131,12 +131,33 @@ func (d *Dashboard) handleKeyRevokeConfirm() http.Handler {
 			d.notFound(w, r)
 			return
 		}
-		title := "keys.revoke.title"
-		if k.RevokedAt != nil {
-			title = "keys.already.title"
-		}
-		d.render(w, r, http.StatusOK, "key_revoke", &keyRevokePage{layout: layout{Title: title, Nav: "keys"}, Key: *k})
+		d.renderKeyRevoke(w, r, k)
 	})
+}
+
+// renderKeyRevoke answers the revoke page of k: the confirmation, or, for
+// a key revoked already, a page saying so and when.
+func (d *Dashboard) renderKeyRevoke(w http.ResponseWriter, r *http.Request, k *APIKey) {
+	title := "keys.revoke.title"
+	if k.RevokedAt != nil {
+		title = "keys.already.title"
+	}
+	d.render(w, r, http.StatusOK, "key_revoke", &keyRevokePage{layout: layout{Title: title, Nav: "keys"}, Key: *k})
+}
+
+// keyRevoked answers a revoke of a key that was revoked before it: the
+// key as it is now, which says since when.
+func (d *Dashboard) keyRevoked(w http.ResponseWriter, r *http.Request) {
+	k, err := d.findKey(r)
+	if err != nil {
+		d.fail(w, r, err)
+		return
+	}
+	if k == nil {
+		d.notFound(w, r)
+		return
+	}
+	d.renderKeyRevoke(w, r, k)
 }
 
 func (d *Dashboard) handleKeyRevoke() http.Handler {
@@ -155,9 +176,14 @@ func (d *Dashboard) handleKeyRevoke() http.Handler {
 			d.fail(w, r, err)
 			return
 		}
-		if revoked {
-			d.Audit(r.Context(), team.ActionKeyRevoked, team.KeyTarget(k.Prefix, k.ID))
+		if !revoked {
+			// Revoked already: a second click, or another person's revoke
+			// that won the race. It is not this request's doing, so the
+			// page says so rather than "The key was revoked."
+			d.keyRevoked(w, r)
+			return
 		}
+		d.Audit(r.Context(), team.ActionKeyRevoked, team.KeyTarget(k.Prefix, k.ID))
 		d.redirectWithFlash(w, r, "/keys", "keys.revoked.flash", "")
 	})
 }

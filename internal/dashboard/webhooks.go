@@ -251,7 +251,12 @@ func (d *Dashboard) handleEndpointDelete() http.Handler {
 			d.endpointGone(w, r) // deleted already (a second click) says so
 			return
 		}
-		if err := d.webhooks.DeleteEndpoint(r.Context(), sessionOf(r).MerchantID, e.ID); err != nil {
+		err = d.webhooks.DeleteEndpoint(r.Context(), sessionOf(r).MerchantID, e.ID)
+		if isNotFound(err) {
+			d.endpointGone(w, r) // another person's delete won the race
+			return
+		}
+		if err != nil {
 			d.fail(w, r, err)
 			return
 		}
