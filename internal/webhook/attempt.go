@@ -478,7 +478,12 @@ func (s *Service) giveUp(ctx context.Context, d *target, now time.Time) error {
 }
 
 // logAttempt notes the outcome for operators: ids and numbers only, never
-// the secret nor the body.
+// the secret nor the body. A failure is the receiver's (its answer, its
+// time-out, its address), which the merchant sees in the delivery's
+// history, so it is INFO, as a refused API request is: a broken receiver
+// fails every event it is sent, five times each, and at WARN would bury
+// the lines an operator must act on. The failures of this service's own
+// (the database) are logged by the dispatcher, at most once a second.
 func (s *Service) logAttempt(d *target, a *DeliveryAttempt, state DeliveryState) {
 	args := []any{"merchant_id", d.merchantID, "delivery_id", d.id, "event", d.event, "attempt", a.Number,
 		"manual", a.Manual, "status_code", a.StatusCode, "latency_ms", a.LatencyMS, "state", state}
@@ -489,5 +494,5 @@ func (s *Service) logAttempt(d *target, a *DeliveryAttempt, state DeliveryState)
 	if a.Error != "" {
 		args = append(args, "error", a.Error)
 	}
-	s.log.Warn("webhook attempt failed", args...)
+	s.log.Info("webhook attempt failed", args...)
 }
