@@ -300,6 +300,22 @@ func (b *Browser) bodyText() string {
 	return run(b, "read the page", chromedp.Evaluate[string](`document.body ? document.body.innerText : ""`))
 }
 
+// focused names the element that has the focus, as tag#id, or tag.class
+// for one without an id; "" for none (the page's body). It reads it once
+// the page has loaded, so after the page's own scripts placed it (a click's
+// response can come back before they ran).
+func (b *Browser) focused() string {
+	b.t.Helper()
+	return run(b, "read the focus", chromedp.Evaluate[string](`new Promise(resolve => {
+  const read = () => {
+    const el = document.activeElement;
+    resolve(!el || el === document.body ? '' :
+      el.tagName.toLowerCase() + (el.id ? '#' + el.id : el.classList.length ? '.' + el.classList[0] : ''));
+  };
+  if (document.readyState === 'complete') read(); else window.addEventListener('load', read);
+})`, chromedp.EvalAwaitPromise))
+}
+
 // has reports whether sel matches an element now, without waiting.
 func (b *Browser) has(sel string) bool {
 	b.t.Helper()

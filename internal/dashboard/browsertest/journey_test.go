@@ -92,6 +92,11 @@ func (j *journey) signIn() {
 	if !b.has(`form[action="/auth/login"] .error, .error[role=alert]`) || strings.Contains(b.bodyText(), "Boutique") {
 		t.Fatalf("a wrong password did not give the login form with an error; the page shows:\n%s", b.bodyText())
 	}
+	// The password is to be typed again: the focus is there, and the
+	// field is described by the message, which a screen reader reads.
+	if f := b.focused(); f != "input#password" || !b.has(`#password[aria-describedby="login-message"]`) || !b.has(`#login-message[role=alert]`) {
+		t.Errorf("after a wrong password the focus is on %q; want the password field, described by the message", f)
+	}
 	b.check("login-failed")
 
 	b.fill("#email", j.email)

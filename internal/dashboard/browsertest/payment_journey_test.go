@@ -57,6 +57,20 @@ func (j *journey) addEndpoint() {
 		t.Fatalf("the add form sent again shows a secret, or does not say it was already added:\n%s", b.bodyText())
 	}
 	b.check("webhook-added-again")
+
+	// A refused field takes the focus, so that the keyboard and a screen
+	// reader start from it and its error: the same URL in a new form.
+	// (Placed by the page's script: without it the page still says which
+	// field is wrong, and the focus starts at the top.)
+	b.open("/webhooks")
+	b.fill("#wh-url", j.rc.URL+"/momopay")
+	if resp := b.submit(`main form[action="/webhooks"] button[type=submit]`); resp == nil || resp.Status != http.StatusUnprocessableEntity {
+		t.Fatalf("the same URL in a new form: %v; want 422", resp)
+	}
+	if f := b.focused(); f != "input#wh-url" && !b.noScript {
+		t.Errorf("after the refused URL the focus is on %q; want the URL field", f)
+	}
+	b.check("webhook-url-refused")
 }
 
 // createPayment asks for a payment through /v1 with the dashboard's key,

@@ -20,6 +20,24 @@ document.addEventListener("DOMContentLoaded", function () {
   document.querySelectorAll("input.secret-value").forEach(function (input) {
     input.addEventListener("focus", function () { input.select(); });
   });
+  // A form sent back refused: the focus goes to its first refused field,
+  // whose label and error (aria-describedby) a screen reader then reads,
+  // or, for a refusal of no one field, to the message itself. A
+  // role="alert" that is in the page as it loads is not announced by
+  // every screen reader, and a keyboard user would otherwise start again
+  // from the top of the page. A page that places the focus itself
+  // (autofocus: the sign-in form, on the field to fill in again, which
+  // its message describes) is left as it is.
+  var invalid = document.querySelector("main [aria-invalid='true']");
+  var refusal = document.querySelector("main .error[role='alert']");
+  if (document.querySelector("[autofocus]")) {
+    // placed by the page
+  } else if (invalid) {
+    invalid.focus();
+  } else if (refusal) {
+    refusal.setAttribute("tabindex", "-1");
+    refusal.focus();
+  }
   // A page that asks for it reloads itself while something is pending.
   var refresh = document.querySelector("[data-refresh-seconds]");
   if (refresh) {
