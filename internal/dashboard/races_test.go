@@ -14,10 +14,12 @@ import (
 )
 
 // TestRaceLosersAreToldWhatHappened: two owners, each in two tabs, revoke
-// the same key and delete the same endpoint at the same moment. One
-// request does it and is told so; every other is told it was done
-// already, never "revoked" for a change it did not make and never "not
-// found"; the audit log has one entry per change.
+// the same key, delete the same endpoint and remove the same user at the
+// same moment. One request does it and is told so; every other is told it
+// was done already, never "revoked" for a change it did not make and never
+// the general "not found" (a removed user is deleted, so the losers of a
+// removal are told that the user is not on the team, 404, with the way
+// back to it); the audit log has one entry per change.
 func TestRaceLosersAreToldWhatHappened(t *testing.T) {
 	eachEngine(t, func(t *testing.T, b *bundle) {
 		ctx := context.Background()
@@ -47,16 +49,17 @@ func TestRaceLosersAreToldWhatHappened(t *testing.T) {
 			return answers
 		}
 		// oneWinner checks that one answer is the change's redirect and
-		// every other the page saying it was made already.
-		oneWinner := func(what string, answers []answer, already string) {
+		// every other the page saying it was made already, with status
+		// lost.
+		oneWinner := func(what string, answers []answer, lost int, already string) {
 			t.Helper()
 			won := 0
 			for _, a := range answers {
 				switch {
 				case a.status == http.StatusSeeOther:
 					won++
-				case a.status != http.StatusOK || !strings.Contains(a.body, already):
-					t.Errorf("%s: a loser got %d, want 200 %q", what, a.status, already)
+				case a.status != lost || !strings.Contains(a.body, already):
+					t.Errorf("%s: a loser got %d, want %d %q", what, a.status, lost, already)
 				}
 			}
 			if won != 1 {
@@ -75,15 +78,24 @@ func TestRaceLosersAreToldWhatHappened(t *testing.T) {
 					keyID = id
 				}
 			}
-			oneWinner("revoke", all("/keys/"+keyID+"/revoke"), "This key is already revoked")
+			oneWinner("revoke", all("/keys/"+keyID+"/revoke"), http.StatusOK, "This key is already revoked")
 
 			e, err := b.s.App.Webhooks.CreateEndpoint(ctx, b.s.MerchantID, fmt.Sprintf("http://127.0.0.1:9/hook%d", round))
 			if err != nil {
 				t.Fatal(err)
 			}
-			oneWinner("delete", all("/webhooks/"+e.ID+"/delete"), "This endpoint is already deleted")
+			oneWinner("delete", all("/webhooks/"+e.ID+"/delete"), http.StatusOK, "This endpoint is already deleted")
+
+			u := b.addUser(b.s.MerchantID, fmt.Sprintf("leaver%d@example.td", round), team.Viewer)
+			oneWinner("remove", all("/team/"+u.ID+"/remove"), http.StatusNotFound, "This user is not on your team")
+			// Later, the back button's confirmation says the same and
+			// leads to the team.
+			if r := first.get("/team/" + u.ID + "/remove"); r.status != http.StatusNotFound ||
+				!strings.Contains(r.body, "This user is not on your team") || !strings.Contains(r.body, `href="/team"`) {
+				t.Errorf("a removed user's confirmation: %d\n%s", r.status, r.body)
+			}
 		}
-		for _, action := range []string{team.ActionKeyRevoked, team.ActionEndpointDeleted} {
+		for _, action := range []string{team.ActionKeyRevoked, team.ActionEndpointDeleted, team.ActionUserRemoved} {
 			var n int
 			if err := b.s.App.DB.QueryRowContext(ctx, `SELECT COUNT(*) FROM audit_log WHERE merchant_id = $1 AND action = $2`, b.s.MerchantID, action).Scan(&n); err != nil {
 				t.Fatal(err)

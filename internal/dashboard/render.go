@@ -165,6 +165,7 @@ type messagePage struct {
 	layout
 	Heading string // catalogue keys
 	Body    string
+	Back    string // where its link leads; the overview when empty
 }
 
 // fail answers an error: a domain "not found" is the 404 page; a database

@@ -112,7 +112,7 @@ func (d *Dashboard) handleUserRole() http.Handler {
 		s := sessionOf(r)
 		u, err := d.team.User(r.Context(), s.MerchantID, r.PathValue("id"))
 		if err != nil {
-			d.fail(w, r, err)
+			d.userFailed(w, r, err)
 			return
 		}
 		role := team.Role(r.PostForm.Get("role"))
@@ -121,7 +121,7 @@ func (d *Dashboard) handleUserRole() http.Handler {
 			return
 		}
 		if err != nil {
-			d.fail(w, r, err)
+			d.userFailed(w, r, err)
 			return
 		}
 		if was == role { // the role the user had: no change to log or to announce
@@ -137,7 +137,7 @@ func (d *Dashboard) handleUserRemoveConfirm() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		u, err := d.team.User(r.Context(), sessionOf(r).MerchantID, r.PathValue("id"))
 		if err != nil {
-			d.fail(w, r, err)
+			d.userFailed(w, r, err)
 			return
 		}
 		d.render(w, r, http.StatusOK, "user_remove", &userRemovePage{layout: layout{Title: "team.remove.title", Nav: "team"}, Member: *u})
@@ -149,7 +149,7 @@ func (d *Dashboard) handleUserRemove() http.Handler {
 		s := sessionOf(r)
 		u, err := d.team.User(r.Context(), s.MerchantID, r.PathValue("id"))
 		if err != nil {
-			d.fail(w, r, err)
+			d.userFailed(w, r, err)
 			return
 		}
 		err = d.team.Remove(r.Context(), s.MerchantID, u.ID)
@@ -157,7 +157,7 @@ func (d *Dashboard) handleUserRemove() http.Handler {
 			return
 		}
 		if err != nil {
-			d.fail(w, r, err)
+			d.userFailed(w, r, err)
 			return
 		}
 		d.Audit(r.Context(), team.ActionUserRemoved, u.Email)
@@ -168,6 +168,21 @@ func (d *Dashboard) handleUserRemove() http.Handler {
 		}
 		d.redirectWithFlash(w, r, "/team", "team.removed", "")
 	})
+}
+
+// userFailed answers an error of a team change. A user who is not on the
+// team gets a page that says so and leads back to the team, rather than
+// the general "not found": users are deleted when removed, so this is
+// what a second click on remove, the back button after it, or the loser
+// of two people removing one user at once gets (another merchant's user
+// is not on the team either, and the page says nothing of it).
+func (d *Dashboard) userFailed(w http.ResponseWriter, r *http.Request, err error) {
+	if !isNotFound(err) || wantsJSON(r) {
+		d.fail(w, r, err)
+		return
+	}
+	d.render(w, r, http.StatusNotFound, "message", &messagePage{layout: layout{Title: "team.gone.title", Nav: "team"},
+		Heading: "team.gone.title", Body: "team.gone.body", Back: "/team"})
 }
 
 // isNotFound reports a domain not-found error.
