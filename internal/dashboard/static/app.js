@@ -28,15 +28,15 @@ document.addEventListener("DOMContentLoaded", function () {
   // from the top of the page. A page that places the focus itself
   // (autofocus: the sign-in form, on the field to fill in again, which
   // its message describes) is left as it is.
-  var invalid = document.querySelector("main [aria-invalid='true']");
-  var refusal = document.querySelector("main .error[role='alert']");
-  if (document.querySelector("[autofocus]")) {
-    // placed by the page
-  } else if (invalid) {
-    invalid.focus();
-  } else if (refusal) {
-    refusal.setAttribute("tabindex", "-1");
-    refusal.focus();
+  if (!document.querySelector("[autofocus]")) {
+    var invalid = document.querySelector("main [aria-invalid='true']");
+    var refusal = document.querySelector("main .error[role='alert']");
+    if (invalid) {
+      invalid.focus();
+    } else if (refusal) {
+      refusal.setAttribute("tabindex", "-1");
+      refusal.focus();
+    }
   }
   // A page that asks for it reloads itself while something is pending.
   var refresh = document.querySelector("[data-refresh-seconds]");
