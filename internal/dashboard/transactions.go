@@ -305,9 +305,21 @@ type transactionPage struct {
 	Timeline     []payment.TransactionEvent
 	DeliveryList deliveryList
 	Refunds      []payment.Refund
-	// Refresh asks app.js to reload a PENDING transaction's page.
+	// Refresh asks app.js to look at a PENDING transaction's page again
+	// every Refresh seconds, and to reload it when its Version differs.
 	Refresh int
 	now     time.Time
+}
+
+// Version is what a PENDING payment's page must be reloaded for: its
+// status and updated_at, which change together when the payment ends.
+// app.js reloads the page when the page read again has another version
+// (or none: the payment ended, or the session did), and only then, so
+// that a keyboard user's focus and a screen reader's place are not reset
+// every few seconds. (Its timeline's steps are left out: every status
+// poll that hears "still pending" adds one.)
+func (p *transactionPage) Version() string {
+	return string(p.Tx.Status) + "/" + p.Tx.UpdatedAt.UTC().Format(time.RFC3339Nano)
 }
 
 // RefundState is the catalogue key of a refund's state: one cut short
@@ -440,7 +452,7 @@ func init() {
 		"tx.step.heard.late_check":       "Check after TIMEOUT",
 		"tx.deliveries":                  "Webhook deliveries",
 		"tx.deliveries.none":             "No webhook was sent for this transaction.",
-		"tx.refreshing":                  "This page refreshes itself while the payment is pending.",
+		"tx.refreshing":                  "This page updates itself when the payment moves on.",
 		"tx.refresh":                     "Refresh",
 	}, map[string]string{
 		"tx.title":                       "Transactions",
@@ -508,7 +520,7 @@ func init() {
 		"tx.step.heard.late_check":       "Vérification après dépassement du délai",
 		"tx.deliveries":                  "Envois de webhooks",
 		"tx.deliveries.none":             "Aucun webhook n'a été envoyé pour cette transaction.",
-		"tx.refreshing":                  "Cette page se met à jour tant que le paiement est en attente.",
+		"tx.refreshing":                  "Cette page se met à jour quand le paiement avance.",
 		"tx.refresh":                     "Actualiser",
 	})
 }

@@ -116,6 +116,17 @@ func (j *journey) confirmOnPhone() {
 	t, b := j.t, j.b
 	watch := b.newTab()
 	watch.open("/transactions/" + j.txID)
+	if !watch.noScript {
+		// While the payment waits for its payer, the page looks again
+		// every 5 s but does not reload: a keyboard user's focus stays
+		// where it is (a reload every 5 s sent it back to the top).
+		run(watch, "focus the refresh link and mark the page", chromedp.Evaluate[bool](
+			`document.querySelector('main a[href="/transactions/`+j.txID+`"]').focus(), window.stillHere = true`))
+		time.Sleep(11 * time.Second) // two looks
+		if f, here := watch.focused(), run(watch, "read the mark", chromedp.Evaluate[bool](`window.stillHere === true`)); f != "a" || !here {
+			t.Errorf("the pending payment's page reloaded (%v) or lost the focus (on %q) while nothing changed", !here, f)
+		}
+	}
 
 	b.open("/phone")
 	b.check("phone")

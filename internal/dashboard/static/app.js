@@ -38,10 +38,29 @@ document.addEventListener("DOMContentLoaded", function () {
       refusal.focus();
     }
   }
-  // A page that asks for it reloads itself while something is pending.
+  // A page that asks for it (a pending payment's) is read again every
+  // few seconds in the background, and reloaded only when what it shows
+  // moved on: its version differs, or it has none (the payment ended, or
+  // the session did). Reloading it every time reset a keyboard user's
+  // focus and a screen reader's place to the top of the page.
   var refresh = document.querySelector("[data-refresh-seconds]");
   if (refresh) {
     var seconds = parseInt(refresh.getAttribute("data-refresh-seconds"), 10);
-    if (seconds > 0) { setTimeout(function () { window.location.reload(); }, seconds * 1000); }
+    var version = refresh.getAttribute("data-refresh-version");
+    var look = function () {
+      fetch(window.location.href, {credentials: "same-origin", cache: "no-store"}).then(function (answer) {
+        return answer.text();
+      }).then(function (html) {
+        var now = new DOMParser().parseFromString(html, "text/html").querySelector("[data-refresh-seconds]");
+        if (!now || now.getAttribute("data-refresh-version") !== version) {
+          window.location.reload();
+        } else {
+          setTimeout(look, seconds * 1000);
+        }
+      }).catch(function () {
+        setTimeout(look, seconds * 1000); // the network; try again later
+      });
+    };
+    if (seconds > 0) { setTimeout(look, seconds * 1000); }
   }
 });
