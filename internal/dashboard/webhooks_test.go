@@ -554,8 +554,17 @@ func TestOverviewAlertCountsWhatCanBeResent(t *testing.T) {
 				t.Errorf("%s: %d deliveries, want %d", query, n, want)
 			}
 		}
+		const resendForm = `/resend" class="inline-form"`
+		if n := strings.Count(br.get("/webhooks/deliveries?state=undelivered").body, resendForm); n != 1 {
+			t.Errorf("%d re-send buttons for one payment delivery and one test event, want 1", n)
+		}
 		if r := br.postForm("/webhooks/"+endpoint+"/delete", nil); r.status != http.StatusSeeOther {
 			t.Fatalf("delete the endpoint: %d", r.status)
+		}
+		// No re-send button for a deleted endpoint's delivery either: the
+		// re-send would be refused.
+		if n := strings.Count(br.get("/webhooks/deliveries?state=undelivered").body, resendForm); n != 0 {
+			t.Errorf("a deleted endpoint's deliveries offer %d re-send buttons, which are refused", n)
 		}
 		if page := br.get("/").body; !strings.Contains(page, "Nothing needs attention.") {
 			t.Error("the deleted endpoint's undelivered delivery still needs attention, though nothing can re-send it")

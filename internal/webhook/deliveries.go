@@ -31,7 +31,9 @@ type Delivery struct {
 	ID         string `json:"id"`
 	EndpointID string `json:"endpoint_id"`
 	URL        string `json:"url"`
-	Event      string `json:"event"`
+	// EndpointDeleted: its endpoint was deleted, so it cannot be re-sent.
+	EndpointDeleted bool   `json:"endpoint_deleted,omitempty"`
+	Event           string `json:"event"`
 	// TransactionID is empty (and left out of JSON) for a test event.
 	TransactionID string `json:"transaction_id,omitempty"`
 	// Test marks a transaction.test event sent on demand: it has one
@@ -76,7 +78,7 @@ type DeliveryAttempt struct {
 // DefaultDeliveryLimit is how many deliveries a listing returns by default.
 const DefaultDeliveryLimit = 50
 
-const deliveryColumns = `d.id, d.endpoint_id, e.url, d.event, d.transaction_id, d.test, d.state, d.attempts,
+const deliveryColumns = `d.id, d.endpoint_id, e.url, e.deleted_at IS NOT NULL, d.event, d.transaction_id, d.test, d.state, d.attempts,
 	d.next_attempt_at, d.lease_until, d.resend_requested_at, d.created_at, d.updated_at, d.payload`
 
 func scanDelivery(row interface{ Scan(...any) error }) (*Delivery, error) {
@@ -84,7 +86,7 @@ func scanDelivery(row interface{ Scan(...any) error }) (*Delivery, error) {
 	var next, lease, resend, created, updated store.Timestamp
 	var payload string
 	var txID sql.NullString
-	err := row.Scan(&d.ID, &d.EndpointID, &d.URL, &d.Event, &txID, &d.Test, &d.State, &d.AttemptCount,
+	err := row.Scan(&d.ID, &d.EndpointID, &d.URL, &d.EndpointDeleted, &d.Event, &txID, &d.Test, &d.State, &d.AttemptCount,
 		&next, &lease, &resend, &created, &updated, &payload)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, ErrDeliveryNotFound
