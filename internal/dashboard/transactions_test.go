@@ -334,6 +334,13 @@ func TestTransactionDetailAndPhone(t *testing.T) {
 			}
 		}
 
+		// A number that is none: the field says why, under the same
+		// summary as every refused form.
+		if r := dev.get("/phone?number=" + url.QueryEscape("+235abc")); r.status != http.StatusBadRequest || !strings.Contains(r.body, "Please correct the field below.") {
+			t.Errorf("a bad number: %d, summary shown: %v", r.status, strings.Contains(r.body, "Please correct the field below."))
+		} else if err := errorsTiedToFields(r.body); err != nil {
+			t.Errorf("a bad number: %v", err)
+		}
 		phone := dev.get("/phone?number=" + url.QueryEscape("66 00 00 01"))
 		if phone.status != http.StatusOK || !strings.Contains(phone.body, "1 500 FCFA") || !strings.Contains(phone.body, "/phone/"+id+"/answer") {
 			t.Fatalf("phone: %d", phone.status)
