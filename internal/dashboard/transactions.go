@@ -305,21 +305,11 @@ type transactionPage struct {
 	Timeline     []payment.TransactionEvent
 	DeliveryList deliveryList
 	Refunds      []payment.Refund
-	// Refresh asks app.js to look at a PENDING transaction's page again
-	// every Refresh seconds, and to reload it when its Version differs.
+	// Refresh asks app.js to read a PENDING transaction's page again
+	// every Refresh seconds, and to reload it once the page read no
+	// longer asks (the payment ended).
 	Refresh int
 	now     time.Time
-}
-
-// Version is what a PENDING payment's page must be reloaded for: its
-// status and updated_at, which change together when the payment ends.
-// app.js reloads the page when the page read again has another version
-// (or none: the payment ended, or the session did), and only then, so
-// that a keyboard user's focus and a screen reader's place are not reset
-// every few seconds. (Its timeline's steps are left out: every status
-// poll that hears "still pending" adds one.)
-func (p *transactionPage) Version() string {
-	return string(p.Tx.Status) + "/" + p.Tx.UpdatedAt.UTC().Format(time.RFC3339Nano)
 }
 
 // RefundState is the catalogue key of a refund's state: one cut short

@@ -117,14 +117,19 @@ func (j *journey) confirmOnPhone() {
 	watch := b.newTab()
 	watch.open("/transactions/" + j.txID)
 	if !watch.noScript {
-		// While the payment waits for its payer, the page looks again
-		// every 5 s but does not reload: a keyboard user's focus stays
-		// where it is (a reload every 5 s sent it back to the top).
+		// While the payment waits for its payer, the page reads itself
+		// again every 5 s but does not reload: a keyboard user's focus
+		// stays where it is (a reload every 5 s sent it back to the top).
+		link := `main a[href="/transactions/` + j.txID + `"]`
 		run(watch, "focus the refresh link and mark the page", chromedp.Evaluate[bool](
-			`document.querySelector('main a[href="/transactions/`+j.txID+`"]').focus(), window.stillHere = true`))
-		time.Sleep(11 * time.Second) // two looks
-		if f, here := watch.focused(), run(watch, "read the mark", chromedp.Evaluate[bool](`window.stillHere === true`)); f != "a" || !here {
-			t.Errorf("the pending payment's page reloaded (%v) or lost the focus (on %q) while nothing changed", !here, f)
+			`document.querySelector('`+link+`').focus(), window.stillHere = true`))
+		looked := run(watch, "wait for two background reads", chromedp.Poll[bool](
+			`performance.getEntriesByType('resource').filter(e => e.initiatorType === 'fetch' && e.name === location.href).length >= 2`,
+			chromedp.WithPollingTimeout(25*time.Second)))
+		here := run(watch, "read the mark and the focus", chromedp.Evaluate[bool](
+			`window.stillHere === true && document.activeElement === document.querySelector('`+link+`')`))
+		if !looked || !here {
+			t.Errorf("the pending payment's page: read itself again twice %v; kept the page and the focus %v", looked, here)
 		}
 	}
 

@@ -39,28 +39,34 @@ document.addEventListener("DOMContentLoaded", function () {
     }
   }
   // A page that asks for it (a pending payment's) is read again every
-  // few seconds in the background, and reloaded only when what it shows
-  // moved on: its version differs, or it has none (the payment ended, or
-  // the session did). Reloading it every time reset a keyboard user's
-  // focus and a screen reader's place to the top of the page.
+  // few seconds in the background, and reloaded only when it no longer
+  // asks (the payment ended) or the read was sent elsewhere (the session
+  // ended: the sign-in page). Reloading it every time reset a keyboard
+  // user's focus and a screen reader's place to the top of the page. An
+  // error answer (a database restarting, a proxy) or no answer within 10 s
+  // is tried again at the next look. A browser without fetch reloads.
   var refresh = document.querySelector("[data-refresh-seconds]");
-  if (refresh) {
-    var seconds = parseInt(refresh.getAttribute("data-refresh-seconds"), 10);
-    var version = refresh.getAttribute("data-refresh-version");
+  var seconds = refresh ? parseInt(refresh.getAttribute("data-refresh-seconds"), 10) : 0;
+  if (seconds > 0 && !(window.fetch && window.DOMParser)) {
+    setTimeout(function () { window.location.reload(); }, seconds * 1000);
+  } else if (seconds > 0) {
     var look = function () {
-      fetch(window.location.href, {credentials: "same-origin", cache: "no-store"}).then(function (answer) {
-        return answer.text();
-      }).then(function (html) {
-        var now = new DOMParser().parseFromString(html, "text/html").querySelector("[data-refresh-seconds]");
-        if (!now || now.getAttribute("data-refresh-version") !== version) {
-          window.location.reload();
-        } else {
-          setTimeout(look, seconds * 1000);
-        }
+      var abort = window.AbortController ? new AbortController() : null;
+      var limit = abort ? setTimeout(function () { abort.abort(); }, 10000) : null;
+      fetch(window.location.href, {credentials: "same-origin", cache: "no-store", signal: abort ? abort.signal : undefined}).then(function (answer) {
+        if (!answer.ok) { throw new Error("HTTP " + answer.status); }
+        return answer.text().then(function (html) {
+          var page = new DOMParser().parseFromString(html, "text/html");
+          return answer.redirected || !page.querySelector("[data-refresh-seconds]");
+        });
+      }).then(function (moved) {
+        clearTimeout(limit);
+        if (moved) { window.location.reload(); } else { setTimeout(look, seconds * 1000); }
       }).catch(function () {
-        setTimeout(look, seconds * 1000); // the network; try again later
+        clearTimeout(limit);
+        setTimeout(look, seconds * 1000);
       });
     };
-    if (seconds > 0) { setTimeout(look, seconds * 1000); }
+    setTimeout(look, seconds * 1000);
   }
 });
