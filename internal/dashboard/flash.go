@@ -40,11 +40,12 @@ func (d *Dashboard) encodeFlash(key, arg string) string {
 	return v + "." + base64.RawURLEncoding.EncodeToString(d.flashMAC(v))
 }
 
-// takeFlash reads and clears the flash cookie; one not signed by this
-// service, or naming no message of the catalogue, shows nothing.
+// takeFlash reads and clears the flash cookie when r loads a page; one
+// not signed by this service, or naming no message of the catalogue,
+// shows nothing.
 func (d *Dashboard) takeFlash(w http.ResponseWriter, r *http.Request) (key, arg string) {
 	c, err := r.Cookie(flashCookie)
-	if err != nil {
+	if err != nil || !navigation(r) {
 		return "", ""
 	}
 	http.SetCookie(w, &http.Cookie{Name: flashCookie, Value: "", Path: "/", MaxAge: -1, HttpOnly: true, Secure: true, SameSite: http.SameSiteStrictMode})
@@ -63,4 +64,16 @@ func (d *Dashboard) takeFlash(w http.ResponseWriter, r *http.Request) (key, arg 
 		return "", ""
 	}
 	return string(kb), string(ab)
+}
+
+// navigation reports whether r loads a page in a browser's window, which
+// is where a flash is shown, rather than a script's background read (a
+// pending payment's page reads itself again every few seconds: taking the
+// flash there would drop one set by another tab before that tab showed
+// it). Browsers send Sec-Fetch-Dest ("document" for a page, "empty" for
+// fetch); a request without it (an older browser, a script) is taken to
+// be a page, as before.
+func navigation(r *http.Request) bool {
+	dest := r.Header.Get("Sec-Fetch-Dest")
+	return dest == "" || dest == "document"
 }

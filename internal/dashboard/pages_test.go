@@ -766,6 +766,13 @@ func TestFlashCookieIsSigned(t *testing.T) {
 	if r := br.postForm("/keys/"+keyID+"/revoke", nil); r.status != http.StatusSeeOther {
 		t.Fatalf("revoke: %d", r.status)
 	}
+	// A script's background read of a page (a pending payment's page
+	// reading itself again, from another tab) neither shows nor takes it.
+	br.headers = map[string]string{"Sec-Fetch-Dest": "empty"}
+	if page := br.get("/keys"); strings.Contains(page.body, "The key was revoked.") {
+		t.Error("a background read took the flash")
+	}
+	br.headers = map[string]string{"Sec-Fetch-Dest": "document"}
 	if page := br.get("/keys"); !strings.Contains(page.body, "The key was revoked.") {
 		t.Error("the service's own flash is not shown")
 	}
