@@ -121,33 +121,14 @@ func (d *Dashboard) findKey(r *http.Request) (*APIKey, error) {
 // merchant's revoked already (the back button after revoking it) gets a
 // page saying so; another merchant's is not found.
 func (d *Dashboard) handleKeyRevokeConfirm() http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		k, err := d.findKey(r)
-		if err != nil {
-			d.fail(w, r, err)
-			return
-		}
-		if k == nil {
-			d.notFound(w, r)
-			return
-		}
-		d.renderKeyRevoke(w, r, k)
-	})
+	return http.HandlerFunc(d.keyRevokePage)
 }
 
-// renderKeyRevoke answers the revoke page of k: the confirmation, or, for
-// a key revoked already, a page saying so and when.
-func (d *Dashboard) renderKeyRevoke(w http.ResponseWriter, r *http.Request, k *APIKey) {
-	title := "keys.revoke.title"
-	if k.RevokedAt != nil {
-		title = "keys.already.title"
-	}
-	d.render(w, r, http.StatusOK, "key_revoke", &keyRevokePage{layout: layout{Title: title, Nav: "keys"}, Key: *k})
-}
-
-// keyRevoked answers a revoke of a key that was revoked before it: the
-// key as it is now, which says since when.
-func (d *Dashboard) keyRevoked(w http.ResponseWriter, r *http.Request) {
+// keyRevokePage answers the revoke page of the key named in the path, as
+// it is now: the confirmation, or, for a key revoked already (the back
+// button, a second click, another person's revoke that won the race), a
+// page saying so and since when; another merchant's key is not found.
+func (d *Dashboard) keyRevokePage(w http.ResponseWriter, r *http.Request) {
 	k, err := d.findKey(r)
 	if err != nil {
 		d.fail(w, r, err)
@@ -157,7 +138,11 @@ func (d *Dashboard) keyRevoked(w http.ResponseWriter, r *http.Request) {
 		d.notFound(w, r)
 		return
 	}
-	d.renderKeyRevoke(w, r, k)
+	title := "keys.revoke.title"
+	if k.RevokedAt != nil {
+		title = "keys.already.title"
+	}
+	d.render(w, r, http.StatusOK, "key_revoke", &keyRevokePage{layout: layout{Title: title, Nav: "keys"}, Key: *k})
 }
 
 func (d *Dashboard) handleKeyRevoke() http.Handler {
@@ -180,7 +165,7 @@ func (d *Dashboard) handleKeyRevoke() http.Handler {
 			// Revoked already: a second click, or another person's revoke
 			// that won the race. It is not this request's doing, so the
 			// page says so rather than "The key was revoked."
-			d.keyRevoked(w, r)
+			d.keyRevokePage(w, r)
 			return
 		}
 		d.Audit(r.Context(), team.ActionKeyRevoked, team.KeyTarget(k.Prefix, k.ID))

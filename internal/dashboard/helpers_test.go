@@ -113,6 +113,16 @@ var noRedirects = &http.Client{CheckRedirect: func(*http.Request, []*http.Reques
 
 func (br *browser) do(req *http.Request) answer {
 	br.t.Helper()
+	a, err := br.send(req)
+	if err != nil {
+		br.t.Fatal(err)
+	}
+	return a
+}
+
+// send is do for any goroutine: it returns the transport's error rather
+// than failing the test.
+func (br *browser) send(req *http.Request) (answer, error) {
 	if br.cookie != "" {
 		req.AddCookie(&http.Cookie{Name: dashboard.SessionCookie, Value: br.cookie})
 	}
@@ -124,7 +134,7 @@ func (br *browser) do(req *http.Request) answer {
 	}
 	resp, err := noRedirects.Do(req)
 	if err != nil {
-		br.t.Fatal(err)
+		return answer{}, err
 	}
 	defer resp.Body.Close()
 	body, _ := io.ReadAll(resp.Body)
@@ -148,7 +158,7 @@ func (br *browser) do(req *http.Request) answer {
 			}
 		}
 	}
-	return a
+	return a, nil
 }
 
 func (br *browser) get(path string) answer {

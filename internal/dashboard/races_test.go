@@ -2,6 +2,7 @@ package dashboard_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"net/http"
@@ -35,17 +36,25 @@ func TestRaceLosersAreToldWhatHappened(t *testing.T) {
 		}
 		// all POSTs path from every tab at once and returns the answers.
 		all := func(path string) []answer {
-			answers := make([]answer, len(tabs))
+			answers, errs := make([]answer, len(tabs)), make([]error, len(tabs))
 			start := make(chan struct{})
 			var wg sync.WaitGroup
 			for i, tab := range tabs {
+				req, err := http.NewRequest("POST", tab.base+path, strings.NewReader(""))
+				if err != nil {
+					t.Fatal(err)
+				}
+				req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 				wg.Go(func() {
 					<-start
-					answers[i] = tab.postForm(path, nil)
+					answers[i], errs[i] = tab.send(req)
 				})
 			}
 			close(start)
 			wg.Wait()
+			if err := errors.Join(errs...); err != nil {
+				t.Fatal(err)
+			}
 			return answers
 		}
 		// oneWinner checks that one answer is the change's redirect and
