@@ -103,18 +103,22 @@ func (d *Dashboard) handleKeyCreate() http.Handler {
 	})
 }
 
-// findKey returns the merchant's key named in the path, or nil.
-func (d *Dashboard) findKey(r *http.Request) (*APIKey, error) {
+// pathKey returns the session's merchant's key named in the path. When
+// there is none (another merchant's is none) or the keys cannot be read,
+// it has answered (404, or the error) and returns nil.
+func (d *Dashboard) pathKey(w http.ResponseWriter, r *http.Request) *APIKey {
 	keys, err := d.keys.List(r.Context(), sessionOf(r).MerchantID)
 	if err != nil {
-		return nil, err
+		d.fail(w, r, err)
+		return nil
 	}
 	for _, k := range keys {
 		if k.ID == r.PathValue("id") {
-			return &k, nil
+			return &k
 		}
 	}
-	return nil, nil
+	d.notFound(w, r)
+	return nil
 }
 
 // handleKeyRevokeConfirm asks before revoking a key. A key of the
@@ -129,13 +133,8 @@ func (d *Dashboard) handleKeyRevokeConfirm() http.Handler {
 // button, a second click, another person's revoke that won the race), a
 // page saying so and since when; another merchant's key is not found.
 func (d *Dashboard) keyRevokePage(w http.ResponseWriter, r *http.Request) {
-	k, err := d.findKey(r)
-	if err != nil {
-		d.fail(w, r, err)
-		return
-	}
+	k := d.pathKey(w, r)
 	if k == nil {
-		d.notFound(w, r)
 		return
 	}
 	title := "keys.revoke.title"
@@ -147,13 +146,8 @@ func (d *Dashboard) keyRevokePage(w http.ResponseWriter, r *http.Request) {
 
 func (d *Dashboard) handleKeyRevoke() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		k, err := d.findKey(r)
-		if err != nil {
-			d.fail(w, r, err)
-			return
-		}
+		k := d.pathKey(w, r)
 		if k == nil {
-			d.notFound(w, r)
 			return
 		}
 		revoked, err := d.keys.Revoke(r.Context(), sessionOf(r).MerchantID, k.ID, d.now())
